@@ -1,0 +1,1 @@
+"""The Spark back end: the only eddy package that imports pyspark."""

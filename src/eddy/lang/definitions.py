@@ -1,0 +1,180 @@
+"""Checking ``define stream|table|window|trigger|aggregation|function``.
+
+Each definition yields the schema-bearing element it declares (a :class:`StreamInfo`) or the
+fault that stops it. Siddhi accepts an identical re-definition of a stream and rejects a
+different one, or one name used for two kinds of element; so does eddy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from eddy.lang import ast
+from eddy.lang.ast import Attribute, AttrType
+from eddy.lang.errors import AppIssue, Span
+from eddy.lang.functions import REGISTRY, TypeMismatch
+from eddy.lang.scope import Scope, SemanticError, Source, schema_text
+from eddy.lang.selection import check_selector
+from eddy.lang.semantic import StreamInfo, StreamKind
+from eddy.lang.typecheck import ExpressionTyper, constant_value
+
+Lookup = Callable[..., StreamInfo]
+Checked = tuple[StreamInfo | None, AppIssue | None]
+
+TRIGGERED_TIME = Attribute("triggered_time", AttrType.LONG)
+_KINDS: dict[type[ast.Definition], StreamKind] = {
+    ast.StreamDefinition: "stream", ast.TableDefinition: "table",
+    ast.WindowDefinition: "window", ast.TriggerDefinition: "trigger",
+    ast.AggregationDefinition: "aggregation",
+}
+
+
+def check_definitions(app: ast.SiddhiApp, typer: ExpressionTyper,
+                      functions: dict[str, ast.FunctionDefinition],
+                      lookup: Lookup) -> Iterator[Checked]:
+    """Yields each definition's element or fault; aggregations last, as they read streams."""
+    seen: dict[str, ast.Definition] = {}
+    aggregations: list[ast.AggregationDefinition] = []
+    for definition in app.definitions:
+        try:
+            if isinstance(definition, ast.FunctionDefinition):
+                _check_function(definition, functions)
+                continue
+            if not _first_definition(definition, seen):
+                continue
+            if isinstance(definition, ast.AggregationDefinition):
+                aggregations.append(definition)
+                continue
+            yield _define(definition, typer), None
+        except SemanticError as fault:
+            yield None, fault.issue
+    for aggregation in aggregations:
+        try:
+            yield _aggregation(aggregation, typer, lookup), None
+        except SemanticError as fault:
+            yield None, fault.issue
+
+
+def _first_definition(definition: ast.Definition, seen: dict[str, ast.Definition]) -> bool:
+    """False for an identical re-definition; raises for a conflicting one."""
+    previous = seen.get(definition.name)
+    if previous is None:
+        seen[definition.name] = definition
+        return True
+    same_kind = type(previous) is type(definition)
+    if same_kind and isinstance(definition, ast.StreamDefinition) and previous == definition:
+        return False
+    if same_kind and isinstance(previous, (ast.StreamDefinition, ast.TableDefinition)):
+        assert isinstance(definition, (ast.StreamDefinition, ast.TableDefinition))
+        message = (f"{_KINDS[type(definition)]} '{definition.name}' is already defined at line "
+                   f"{previous.span.line} as {schema_text(previous.attributes)}; this "
+                   f"definition says {schema_text(definition.attributes)}")
+    else:
+        message = (f"'{definition.name}' is already defined at line {previous.span.line} as a "
+                   f"{_KINDS.get(type(previous), 'definition')}")
+    raise SemanticError(message, definition.span, "give one of them another name")
+
+
+def _check_attributes(definition: ast.Definition,
+                      attributes: tuple[Attribute, ...]) -> tuple[Attribute, ...]:
+    names: set[str] = set()
+    for attribute in attributes:
+        if attribute.name in names:
+            raise SemanticError(f"attribute '{attribute.name}' is defined twice in "
+                                f"'{definition.name}'", attribute.span)
+        names.add(attribute.name)
+    return tuple(Attribute(a.name, a.type, span=a.span) for a in attributes)
+
+
+def _define(definition: ast.Definition, typer: ExpressionTyper) -> StreamInfo:
+    kind = _KINDS[type(definition)]
+    if isinstance(definition, ast.TriggerDefinition):
+        if definition.at_every is not None and definition.at_every.millis <= 0:
+            raise SemanticError("a trigger's period must be positive", definition.at_every.span)
+        return StreamInfo(definition.name, kind, (TRIGGERED_TIME,), definition.span, definition)
+    assert isinstance(definition, (ast.StreamDefinition, ast.TableDefinition,
+                                   ast.WindowDefinition))
+    attributes = _check_attributes(definition, definition.attributes)
+    info = StreamInfo(definition.name, kind, attributes, definition.span, definition)
+    if isinstance(definition, ast.TableDefinition):
+        _check_table_keys(definition, attributes)
+    if isinstance(definition, ast.WindowDefinition):
+        _check_named_window(definition, info, typer)
+    return info
+
+
+def _check_table_keys(table: ast.TableDefinition, attributes: tuple[Attribute, ...]) -> None:
+    names = {a.name for a in attributes}
+    for annotation in table.annotations:
+        if annotation.is_named("primaryKey") or annotation.is_named("index"):
+            for key in annotation.positional:
+                if key not in names:
+                    raise SemanticError(
+                        f"@{annotation.name} names '{key}', which is not an attribute of table "
+                        f"'{table.name}' {schema_text(attributes)}", annotation.span)
+
+
+def _check_named_window(definition: ast.WindowDefinition, info: StreamInfo,
+                        typer: ExpressionTyper) -> None:
+    window = definition.window
+    if window is None:
+        raise SemanticError(f"window '{definition.name}' needs a window type, e.g. "
+                            "'length(10)'", definition.span)
+    spec = REGISTRY.lookup("window", window.namespace, window.name)
+    if spec is None:
+        guess = REGISTRY.suggest("window", window.namespace, window.name)
+        raise SemanticError(f"window '{window.name}' is not defined", window.span,
+                            f"did you mean '{guess}'?" if guess else None)
+    scope = Scope((Source(info.name, "window", info.attributes, frozenset({info.name})),))
+    types = [typer.infer(a, scope) for a in window.args]
+    try:
+        REGISTRY.check_call(spec, types, [constant_value(a) for a in window.args])
+    except TypeMismatch as mismatch:
+        raise SemanticError(mismatch.message, window.span) from None
+
+
+def _check_function(definition: ast.FunctionDefinition,
+                    functions: dict[str, ast.FunctionDefinition]) -> None:
+    if definition.name in functions:
+        raise SemanticError(f"function '{definition.name}' is already defined at line "
+                            f"{functions[definition.name].span.line}", definition.span)
+    functions[definition.name] = definition
+
+
+def _aggregation(definition: ast.AggregationDefinition, typer: ExpressionTyper,
+                 lookup: Lookup) -> StreamInfo:
+    if definition.input is None:
+        raise SemanticError(f"aggregation '{definition.name}' needs 'from <stream>'",
+                            definition.span)
+    stream = lookup(definition.input.stream, definition.input.span)
+    if stream.kind != "stream":
+        raise SemanticError(f"aggregation '{definition.name}' must read a stream, and "
+                            f"'{stream.name}' is a {stream.kind}", definition.input.span)
+    source = Source(stream.name, "stream", stream.attributes, frozenset({stream.name}))
+    scope = Scope((source,))
+    for handler in definition.input.handlers:
+        if not isinstance(handler, ast.Filter):
+            raise SemanticError("an aggregation's input takes filters only", handler.span)
+        typer.expect_bool(handler.expression, scope, "a filter")
+    outputs, _ = check_selector(definition.selector, scope, typer)
+    if definition.aggregate_by is not None:
+        found = typer.infer(definition.aggregate_by, scope)
+        if found not in (AttrType.LONG, AttrType.STRING):
+            raise SemanticError(
+                f"'aggregate by' takes a LONG timestamp in milliseconds or a STRING date, "
+                f"not {found.value}", definition.aggregate_by.span)
+    _check_durations(definition)
+    return StreamInfo(definition.name, "aggregation", outputs, definition.span, definition)
+
+
+def _check_durations(definition: ast.AggregationDefinition) -> None:
+    order = [ast.DURATIONS.index(d) for d in definition.durations]
+    span: Span = definition.span
+    if not order:
+        raise SemanticError(f"aggregation '{definition.name}' needs 'every <durations>'", span)
+    if definition.is_range and order[0] > order[-1]:
+        raise SemanticError("an aggregation range must go from the finer duration to the "
+                            "coarser, e.g. 'every sec ... year'", span)
+    if not definition.is_range and order != sorted(set(order)):
+        raise SemanticError("aggregation durations must be listed once each, finest first",
+                            span)

@@ -1,0 +1,220 @@
+"""Checking a query's ``from`` clause and building the scope its expressions see.
+
+Each input form — a single stream with handlers, a join, a pattern or sequence — becomes a
+:class:`~eddy.lang.scope.Scope`: the inputs with the names that qualify them. Filters,
+windows and stream functions are checked on the way, since they see the same inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from eddy.lang import ast
+from eddy.lang.ast import Attribute, AttrType
+from eddy.lang.functions import REGISTRY, TypeMismatch
+from eddy.lang.scope import Scope, SemanticError, Source, SourceKind
+from eddy.lang.semantic import StreamInfo
+from eddy.lang.typecheck import ExpressionTyper, constant_value
+
+
+class StreamLookup(Protocol):
+    """What input checking needs from the analyser: the element a name refers to."""
+
+    typer: ExpressionTyper
+
+    def lookup(self, name: str, span: ast.Span, *, inner: bool = False) -> StreamInfo: ...
+
+    def table_source(self, name: str) -> Source | None: ...
+
+
+AGG_TIMESTAMP = Attribute("AGG_TIMESTAMP", AttrType.LONG)
+
+
+def source_of(info: StreamInfo, refs: frozenset[str], *, pattern_state: bool = False,
+              counted: bool = False) -> Source:
+    kind: SourceKind = info.kind
+    attributes = info.attributes
+    if info.kind == "aggregation":
+        attributes = (AGG_TIMESTAMP,) + tuple(a for a in attributes if a.name != "AGG_TIMESTAMP")
+    return Source(info.name, kind, attributes, refs, counted=counted, pattern_state=pattern_state)
+
+
+def _stream_info(ctx: StreamLookup, stream: ast.SingleInputStream) -> StreamInfo:
+    info = ctx.lookup(stream.stream, stream.span, inner=stream.inner)
+    if stream.fault:
+        return _fault_stream(info, stream)
+    return info
+
+
+def _fault_stream(info: StreamInfo, stream: ast.SingleInputStream) -> StreamInfo:
+    on_error = (ast.find_annotation(info.definition.annotations, "OnError")
+                if info.definition else None)
+    action = (on_error.get("action") or "") if on_error else ""
+    if action.upper() != "STREAM":
+        raise SemanticError(
+            f"fault stream '!{info.name}' does not exist", stream.span,
+            f"add @OnError(action='STREAM') to the definition of '{info.name}'")
+    return StreamInfo(info.name, "stream",
+                      info.attributes + (Attribute("_error", AttrType.OBJECT),), info.span,
+                      info.definition)
+
+
+def check_handlers(ctx: StreamLookup, stream: ast.SingleInputStream, source: Source,
+                   scope: Scope, *, windows_allowed: bool = True) -> Source:
+    """Checks a stream's filters, stream functions and window; returns the source with any
+    attributes a stream function adds."""
+    for handler in stream.handlers:
+        local = scope.with_current(source) if source in scope.sources else \
+            scope.with_source(source).with_current(source)
+        if isinstance(handler, ast.Filter):
+            ctx.typer.expect_bool(handler.expression, local, "a filter")
+            continue
+        kind = "window" if isinstance(handler, ast.Window) else "stream"
+        if kind == "window" and not windows_allowed:
+            raise SemanticError(f"a window cannot be used on '{stream.stream}' here", handler.span,
+                                _window_hint(source))
+        qualified = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
+        spec = REGISTRY.lookup(kind, handler.namespace, handler.name)
+        if spec is None:
+            guess = REGISTRY.suggest(kind, handler.namespace, handler.name)
+            noun = "window" if kind == "window" else "stream function"
+            raise SemanticError(f"{noun} '{qualified}' is not defined", handler.span,
+                                f"did you mean '{guess}'?" if guess else None)
+        types = [ctx.typer.infer(a, local) for a in handler.args]
+        constants = [constant_value(a) for a in handler.args]
+        try:
+            REGISTRY.check_call(spec, types, constants)
+        except TypeMismatch as mismatch:
+            raise SemanticError(mismatch.message, handler.span) from None
+        if spec.extra_attributes is not None:
+            extra = tuple(Attribute(n, t) for n, t in spec.extra_attributes(types, constants))
+            source = Source(source.stream, source.kind, source.attributes + extra, source.refs,
+                            source.counted, source.pattern_state)
+    return source
+
+
+def _window_hint(source: Source) -> str | None:
+    if source.kind == "window":
+        return f"'{source.stream}' is a named window already; read it without '#window…'"
+    if source.kind in ("table", "aggregation"):
+        return f"'{source.stream}' is a {source.kind}; it holds its rows itself"
+    return None
+
+
+def single_scope(ctx: StreamLookup, stream: ast.SingleInputStream) -> Scope:
+    """Scope of ``from S[…]#window.x(…)``."""
+    info = _stream_info(ctx, stream)
+    if info.kind in ("table", "aggregation"):
+        raise SemanticError(
+            f"{info.kind} '{info.name}' cannot be the input of a streaming query", stream.span,
+            f"join it with a stream, or read it with an on-demand query 'from {info.name} "
+            "select …'")
+    refs = frozenset({stream.stream} | ({stream.alias} if stream.alias else set()))
+    source = source_of(info, refs)
+    source = check_handlers(ctx, stream, source, Scope((source,)),
+                            windows_allowed=info.kind not in ("window",))
+    return Scope((source,))
+
+
+def join_scope(ctx: StreamLookup, join: ast.JoinInputStream) -> Scope:
+    """Scope of ``from L join R on …``: both sides, each qualified by stream id or alias."""
+    sides: list[Source] = []
+    infos: list[StreamInfo] = []
+    for side in (join.left, join.right):
+        info = _stream_info(ctx, side)
+        refs = frozenset({side.stream} | ({side.alias} if side.alias else set()))
+        sides.append(source_of(info, refs))
+        infos.append(info)
+    if join.left.reference == join.right.reference:
+        raise SemanticError(
+            f"both sides of the join are '{join.left.reference}'", join.right.span,
+            "name the sides with 'as', e.g. 'from S as a join S as b on a.x == b.x'")
+    # A stream id shared by both sides (a self join) qualifies neither; only aliases do.
+    shared = sides[0].refs & sides[1].refs
+    sides = [Source(s.stream, s.kind, s.attributes, s.refs - shared) for s in sides]
+    scope = Scope(tuple(sides))
+    checked: list[Source] = []
+    for side, source, info in zip((join.left, join.right), sides, infos):
+        checked.append(check_handlers(ctx, side, source, scope,
+                                      windows_allowed=info.kind == "stream"
+                                      or info.kind == "inner" or info.kind == "trigger"))
+    scope = Scope(tuple(checked))
+    aggregation = next((i for i in infos if i.kind == "aggregation"), None)
+    if aggregation is not None:
+        if not join.within or join.per is None:
+            raise SemanticError(
+                f"a join with aggregation '{aggregation.name}' needs 'within … per …'",
+                join.span, "e.g. within 1496200000000L, 1596434876000L per 'days'")
+        for expr in join.within:
+            ctx.typer.infer(expr, scope)
+        per = ctx.typer.infer(join.per, scope)
+        if per != AttrType.STRING:
+            raise SemanticError(f"'per' takes a granularity string such as 'hours', not "
+                                f"{per.value}", join.per.span)
+    elif join.within or join.per is not None:
+        raise SemanticError("'within … per …' applies only to joins with an aggregation",
+                            join.span)
+    if join.on is not None:
+        ctx.typer.expect_bool(join.on, scope, "the join condition")
+    return scope
+
+
+def _walk_states(state: ast.StateElement) -> Iterator[ast.StateElement]:
+    yield state
+    match state:
+        case ast.LogicalStateElement():
+            yield from _walk_states(state.left)
+            yield from _walk_states(state.right)
+        case ast.CountStateElement():
+            yield from _walk_states(state.element)
+        case ast.EveryStateElement():
+            yield from _walk_states(state.element)
+        case ast.NextStateElement():
+            yield from _walk_states(state.element)
+            yield from _walk_states(state.next)
+
+
+def state_scope(ctx: StreamLookup, pattern: ast.StateInputStream) -> Scope:
+    """Scope of a pattern or sequence: one input per state, named by its event reference."""
+    states = list(_walk_states(pattern.state))
+    counted = {id(s.element) for s in states if isinstance(s, ast.CountStateElement)}
+    for s in states:
+        if isinstance(s, ast.CountStateElement):
+            if s.max_count is not None and s.max_count < s.min_count:
+                raise SemanticError(f"the count <{s.min_count}:{s.max_count}> has its maximum "
+                                    "below its minimum", s.span)
+    sources: list[Source] = []
+    bound: list[tuple[ast.SingleInputStream, Source]] = []
+    seen_refs: dict[str, ast.StreamStateElement] = {}
+    for s in states:
+        if isinstance(s, ast.StreamStateElement):
+            info = _stream_info(ctx, s.stream)
+            _expect_stream(info, s.stream)
+            if s.ref is not None:
+                if s.ref in seen_refs:
+                    raise SemanticError(f"event name '{s.ref}' is used twice in this pattern",
+                                        s.span)
+                seen_refs[s.ref] = s
+            refs = frozenset({s.ref}) if s.ref else frozenset({s.stream.stream})
+            source = source_of(info, refs, pattern_state=True, counted=id(s) in counted)
+            sources.append(source)
+            bound.append((s.stream, source))
+        elif isinstance(s, ast.AbsentStreamStateElement):
+            info = _stream_info(ctx, s.stream)
+            _expect_stream(info, s.stream)
+            bound.append((s.stream, source_of(info, frozenset())))
+    scope = Scope(tuple(sources))
+    for stream, source in bound:
+        for handler in stream.handlers:
+            if isinstance(handler, ast.Window):
+                raise SemanticError("a pattern or sequence state cannot have a window",
+                                    handler.span)
+        check_handlers(ctx, stream, source, scope)
+    return scope
+
+
+def _expect_stream(info: StreamInfo, stream: ast.SingleInputStream) -> None:
+    if info.kind not in ("stream", "inner", "trigger"):
+        raise SemanticError(f"{info.kind} '{info.name}' cannot be used in a pattern or sequence",
+                            stream.span)

@@ -1,0 +1,89 @@
+"""Checking ``select … group by … having … order by … limit … offset``.
+
+The selection fixes a query's output schema: each attribute's name (its ``as`` name, or the
+referenced attribute's own name) and inferred type. ``having`` and ``order by`` see the
+selected names; ``group by`` sees the inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from eddy.lang import ast
+from eddy.lang.ast import Attribute, AttrType
+from eddy.lang.functions import REGISTRY
+from eddy.lang.scope import Scope, SemanticError
+from eddy.lang.typecheck import ExpressionTyper, constant_value
+
+
+def walk(expr: ast.Expression) -> Iterator[ast.Expression]:
+    """``expr`` and every expression nested in it."""
+    yield expr
+    match expr:
+        case ast.BinaryOperation():
+            yield from walk(expr.left)
+            yield from walk(expr.right)
+        case ast.Not() | ast.Negate() | ast.IsNull() | ast.In():
+            yield from walk(expr.expression)
+        case ast.FunctionCall():
+            for arg in expr.args:
+                yield from walk(arg)
+
+
+def has_aggregate(expr: ast.Expression) -> bool:
+    """Whether ``expr`` calls an aggregate function anywhere."""
+    return any(isinstance(e, ast.FunctionCall) and REGISTRY.is_aggregate(e.namespace, e.name)
+               for e in walk(expr))
+
+
+def check_selector(selector: ast.Selector, scope: Scope,
+                   typer: ExpressionTyper) -> tuple[tuple[Attribute, ...], bool]:
+    """The output schema of ``selector`` over ``scope``, and whether it aggregates."""
+    outputs = _outputs(selector, scope, typer)
+    aggregates = any(has_aggregate(a.expression) for a in selector.attributes or ())
+    for variable in selector.group_by:
+        typer.infer(variable, scope)
+    selected = scope.with_outputs(outputs)
+    if selector.having is not None:
+        typer.expect_bool(selector.having, selected, "'having'", aggregates=True)
+        aggregates = aggregates or has_aggregate(selector.having)
+    for order in selector.order_by:
+        typer.infer(order.variable, selected)
+    for clause, expr in (("limit", selector.limit), ("offset", selector.offset)):
+        if expr is not None:
+            _check_count(clause, expr, scope, typer)
+    return outputs, aggregates
+
+
+def _outputs(selector: ast.Selector, scope: Scope,
+             typer: ExpressionTyper) -> tuple[Attribute, ...]:
+    if selector.attributes is None:
+        return tuple(Attribute(a.name, a.type) for s in scope.sources for a in s.attributes)
+    outputs: list[Attribute] = []
+    seen: dict[str, ast.OutputAttribute] = {}
+    for item in selector.attributes:
+        attr_type = typer.infer(item.expression, scope, aggregates=True)
+        if item.rename is not None:
+            name = item.rename
+        elif isinstance(item.expression, ast.Variable):
+            name = item.expression.attribute
+        else:
+            raise SemanticError("a computed attribute needs a name", item.span,
+                                "add 'as <name>' after the expression")
+        if name in seen:
+            raise SemanticError(
+                f"the output attribute '{name}' is selected twice", item.span,
+                f"rename one of them with 'as', e.g. '… as {name}2'")
+        seen[name] = item
+        outputs.append(Attribute(name, attr_type, span=item.span))
+    return tuple(outputs)
+
+
+def _check_count(clause: str, expr: ast.Expression, scope: Scope,
+                 typer: ExpressionTyper) -> None:
+    found = typer.infer(expr, scope)
+    value = constant_value(expr)
+    if found not in (AttrType.INT, AttrType.LONG) or value is None:
+        raise SemanticError(f"'{clause}' takes a whole-number constant", expr.span)
+    if isinstance(value, int) and value < 0:
+        raise SemanticError(f"'{clause}' cannot be negative", expr.span)

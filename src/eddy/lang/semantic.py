@@ -1,0 +1,107 @@
+"""The result of semantic analysis: every stream's schema and every query's shape.
+
+Later layers (``plan``, ``engine``) read an app through this model rather than the raw AST:
+it says which streams exist (defined or implied by ``insert into``), what each query reads
+and writes, the output schema it produces and the type of every expression.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from eddy.lang import ast
+from eddy.lang.ast import Attribute, AttrType
+from eddy.lang.errors import Span
+from eddy.lang.scope import Scope
+
+StreamKind = Literal["stream", "table", "window", "aggregation", "trigger", "inner"]
+
+
+@dataclass(frozen=True)
+class StreamInfo:
+    """A named, schema-bearing element: a stream, table, named window, aggregation or trigger.
+
+    ``definition`` is None for a stream defined implicitly by ``insert into``; ``partition``
+    is the partition's index for an inner ``#`` stream.
+    """
+
+    name: str
+    kind: StreamKind
+    attributes: tuple[Attribute, ...]
+    span: Span
+    definition: ast.Definition | None = None
+    partition: int | None = None
+
+    @property
+    def implicit(self) -> bool:
+        return self.definition is None
+
+    def schema(self) -> list[tuple[str, str]]:
+        """``[[name, TYPE], …]`` as the conformance cases write schemas."""
+        return [(a.name, a.type.value) for a in self.attributes]
+
+
+OutputKind = Literal["stream", "table", "window", "inner", "fault", "return"]
+
+
+@dataclass(frozen=True)
+class QueryInfo:
+    """One query after analysis.
+
+    ``inputs`` are the names it reads (inner streams written ``#S``), ``target`` the element
+    it writes (None for ``return``), ``outputs`` the selected schema, ``scope`` what its
+    expressions can see (before the selection), ``aggregates`` whether its selection
+    aggregates, which switches on Siddhi's chunk semantics.
+    """
+
+    query: ast.Query
+    id: str
+    index: int
+    partition: int | None
+    inputs: tuple[str, ...]
+    target: str | None
+    target_kind: OutputKind
+    outputs: tuple[Attribute, ...]
+    scope: Scope
+    aggregates: bool
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: ast.Partition
+    index: int
+    streams: tuple[str, ...]
+    inner_streams: dict[str, StreamInfo]
+    queries: tuple[QueryInfo, ...]
+
+
+@dataclass
+class AnalyzedApp:
+    """A checked app: its AST plus schemas, query shapes and expression types."""
+
+    app: ast.SiddhiApp
+    source: str
+    filename: str | None
+    streams: dict[str, StreamInfo] = field(default_factory=dict)
+    queries: list[QueryInfo] = field(default_factory=list)
+    partitions: list[PartitionInfo] = field(default_factory=list)
+    types: dict[int, AttrType] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.app.name or "SiddhiApp"
+
+    def type_of(self, expr: ast.Expression) -> AttrType:
+        """The inferred type of an expression node of this app's AST."""
+        return self.types[id(expr)]
+
+    def schemas(self) -> dict[str, list[tuple[str, str]]]:
+        """Schema of every stream, table, window, aggregation and trigger, by name."""
+        return {name: info.schema() for name, info in self.streams.items()}
+
+    def query(self, query_id: str) -> QueryInfo:
+        for info in self.queries:
+            if info.id == query_id:
+                return info
+        raise KeyError(query_id)

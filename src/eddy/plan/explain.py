@@ -1,0 +1,205 @@
+"""``eddy explain``: what an app will do, as text for people and JSON for tools.
+
+It shows the streams with their schemas, each query as inputs → operators → output, the
+partitions, and the execution groups with their parallelism and the bus topics between
+them. Everything is listed in a deterministic order, so the output can be diffed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eddy.lang import ast
+from eddy.lang.formatter import format_expression
+from eddy.lang.scope import schema_text
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.model import AppPlan, ExecutionGroup, Subscription
+
+
+def _handler(handler: ast.StreamHandler) -> str:
+    if isinstance(handler, ast.Filter):
+        return f"filter[{format_expression(handler.expression)}]"
+    args = ", ".join(format_expression(a) for a in handler.args)
+    name = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
+    prefix = "window." if isinstance(handler, ast.Window) else ""
+    return f"{prefix}{name}({args})"
+
+
+def _single(stream: ast.SingleInputStream) -> list[str]:
+    name = ("#" if stream.inner else "!" if stream.fault else "") + stream.stream
+    if stream.alias:
+        name += f" as {stream.alias}"
+    return [name] + [_handler(h) for h in stream.handlers]
+
+
+def _input_steps(query: ast.Query) -> list[str]:
+    source = query.input
+    match source:
+        case ast.SingleInputStream():
+            return _single(source)
+        case ast.JoinInputStream():
+            left, right = " ".join(_single(source.left)), " ".join(_single(source.right))
+            side = f", unidirectional {source.unidirectional}" if source.unidirectional else ""
+            on = f" on {format_expression(source.on)}" if source.on is not None else ""
+            within = ""
+            if source.within:
+                within = " within " + ", ".join(format_expression(w) for w in source.within)
+                within += f" per {format_expression(source.per)}" if source.per else ""
+            return [f"{source.join_type}({left} | {right}{side}){on}{within}"]
+        case ast.StateInputStream():
+            from eddy.lang.formatter import format_query
+            text = format_query(query).split("\n")
+            body = next(line for line in text if line.startswith("from "))[5:]
+            return [f"{source.kind}({body})"]
+        case ast.AnonymousInputStream():
+            return ["(" + " -> ".join(_input_steps(source.query)) + ")"]
+    return [type(source).__name__]
+
+
+def _select_step(info: QueryInfo) -> list[str]:
+    selector = info.query.selector
+    steps = ["select " + ("*" if selector.attributes is None else
+                          ", ".join(a.name for a in info.outputs))]
+    if selector.group_by:
+        steps.append("group by " + ", ".join(format_expression(v) for v in selector.group_by))
+    if selector.having is not None:
+        steps.append(f"having {format_expression(selector.having)}")
+    if selector.order_by:
+        steps.append("order by " + ", ".join(
+            format_expression(o.variable) + (" desc" if o.descending else "")
+            for o in selector.order_by))
+    for word, expr in (("limit", selector.limit), ("offset", selector.offset)):
+        if expr is not None:
+            steps.append(f"{word} {format_expression(expr)}")
+    rate = info.query.output_rate
+    if rate is not None:
+        every = f"{rate.value} events" if rate.unit == "events" else f"{rate.value} ms"
+        kind = "snapshot" if rate.unit == "snapshot" else rate.type
+        steps.append(f"output {kind} every {every}")
+    return steps
+
+
+def _output_step(info: QueryInfo) -> str:
+    output = info.query.output
+    events = "" if output.event_type == "current" else f"{output.event_type} events "
+    if isinstance(output, ast.ReturnStream):
+        return "return"
+    verb = {ast.InsertIntoStream: "insert", ast.DeleteStream: "delete from",
+            ast.UpdateStream: "update", ast.UpdateOrInsertStream: "update or insert into"}
+    target = ("#" if info.target_kind == "inner" else "") + (info.target or "")
+    word = verb[type(output)]
+    if word == "insert":
+        return f"insert {events}into {target}"
+    return f"{word} {info.target_kind} {target}"
+
+
+def query_json(info: QueryInfo) -> dict[str, Any]:
+    return {
+        "id": info.id, "inputs": list(info.inputs),
+        "operators": _input_steps(info.query)[1:] + _select_step(info),
+        "output": _output_step(info), "target": info.target, "target_kind": info.target_kind,
+        "schema": [[a.name, a.type.value] for a in info.outputs],
+        "aggregates": info.aggregates, "partition": info.partition,
+    }
+
+
+def _subscription(sub: Subscription) -> dict[str, Any]:
+    data: dict[str, Any] = {"topic": sub.topic, "stream": sub.stream, "strategy": sub.strategy}
+    if sub.key:
+        data["key"] = sub.key
+    if sub.partitions:
+        data["partitions_per_instance"] = [list(p) for p in sub.partitions]
+    return data
+
+
+def _group_json(group: ExecutionGroup) -> dict[str, Any]:
+    return {"name": group.name, "parallel": group.parallel,
+            "elements": [e.id for e in group.elements], "queries": list(group.queries),
+            "inputs": [_subscription(s) for s in group.inputs], "outputs": list(group.outputs)}
+
+
+def explain_json(analyzed: AnalyzedApp, plan: AppPlan) -> dict[str, Any]:
+    """The explanation as a JSON-ready dict."""
+    return {
+        "app": plan.app,
+        "distributed": plan.distributed,
+        "streams": [{"name": s.name, "kind": s.kind, "implicit": s.implicit,
+                     "schema": [[a.name, a.type.value] for a in s.attributes]}
+                    for s in analyzed.streams.values()],
+        "inputs": list(plan.inputs), "outputs": list(plan.outputs),
+        "queries": [query_json(q) for q in analyzed.queries],
+        "partitions": [{"id": f"partition-{i + 1}", "streams": list(p.streams),
+                        "keys": [format_expression(t.expression)
+                                 if isinstance(t, ast.ValuePartitionType)
+                                 else [r.key for r in t.ranges]
+                                 for t in p.partition.partition_types],
+                        "inner_streams": sorted(p.inner_streams),
+                        "queries": [q.id for q in p.queries]}
+                       for i, p in enumerate(analyzed.partitions)],
+        "execution_groups": [_group_json(g) for g in plan.groups],
+        "topics": [{"name": t.name, "stream": t.stream, "producers": list(t.producers),
+                    "consumers": [{"group": g, "strategy": s} for g, s in t.consumers],
+                    "key": t.key, "partitions": t.partitions} for t in plan.topics],
+    }
+
+
+def explain_text(analyzed: AnalyzedApp, plan: AppPlan) -> str:
+    """The explanation as aligned text for a terminal."""
+    out = [f"app {plan.app}" + (" (distributed)" if plan.distributed else ""), "", "streams"]
+    width = max((len(s) for s in analyzed.streams), default=0)
+    for stream in analyzed.streams.values():
+        role = "input" if stream.name in plan.inputs else \
+            "output" if stream.name in plan.outputs else stream.kind
+        if stream.kind == "stream" and role == "stream":
+            role = "internal"
+        implicit = ", implicit" if stream.implicit else ""
+        out.append(f"  {stream.name:<{width}}  {schema_text(stream.attributes)}  "
+                   f"[{role}{implicit}]")
+    out += ["", "queries"]
+    for info in analyzed.queries:
+        steps = _input_steps(info.query) + _select_step(info) + [_output_step(info)]
+        where = f" (partition-{_partition_no(analyzed, info)})" if info.partition is not None else ""
+        out.append(f"  {info.id}{where}: " + " -> ".join(steps))
+    if analyzed.partitions:
+        out += ["", "partitions"]
+        for i, part in enumerate(analyzed.partitions):
+            keys = ", ".join(_partition_key(t) for t in part.partition.partition_types)
+            inner = f"; inner {', '.join('#' + n for n in sorted(part.inner_streams))}" \
+                if part.inner_streams else ""
+            out.append(f"  partition-{i + 1}: by {keys}; queries "
+                       f"{', '.join(q.id for q in part.queries)}{inner}")
+    out += ["", "execution groups"]
+    for group in plan.groups:
+        out.append(f"  {group.name} (parallel {group.parallel}): "
+                   f"{', '.join(e.id for e in group.elements)}")
+        for sub in group.inputs:
+            key = f" by {sub.key}" if sub.key else ""
+            parts = ""
+            if sub.partitions:
+                parts = " partitions " + " | ".join(
+                    ",".join(str(p) for p in inst) for inst in sub.partitions)
+            out.append(f"    reads  {sub.stream} <- topic {sub.topic} ({sub.strategy}{key}{parts})")
+        if group.outputs:
+            out.append(f"    writes {', '.join(group.outputs)}")
+    if plan.topics:
+        out += ["", "topics"]
+        for topic in plan.topics:
+            source = ", ".join(topic.producers) or "app input"
+            to = ", ".join(f"{g} ({s})" for g, s in topic.consumers)
+            parts = f", {topic.partitions} partitions by {topic.key}" if topic.partitions > 1 else ""
+            out.append(f"  {topic.name}: {source} -> {to}{parts}")
+    return "\n".join(out) + "\n"
+
+
+def _partition_no(analyzed: AnalyzedApp, info: QueryInfo) -> int:
+    for i, part in enumerate(analyzed.partitions):
+        if info in part.queries:
+            return i + 1
+    return 0
+
+
+def _partition_key(ptype: ast.PartitionType) -> str:
+    if isinstance(ptype, ast.ValuePartitionType):
+        return f"{format_expression(ptype.expression)} of {ptype.stream}"
+    ranges = " or ".join(f"{format_expression(r.condition)} as '{r.key}'" for r in ptype.ranges)
+    return f"{ranges} of {ptype.stream}"

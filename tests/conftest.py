@@ -1,0 +1,29 @@
+"""Shared test setup: ``eddy`` importable from the checkout, and one SparkSession per run."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# Tests run against the source tree even when eddy is not pip-installed into the venv.
+_SRC = Path(__file__).resolve().parents[1] / "src"
+if str(_SRC) not in sys.path:
+    sys.path.insert(0, str(_SRC))
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """The process's SparkSession, shared by every test: starting one costs ~5 s."""
+    pytest.importorskip("pyspark")
+    from eddy.engine.session import get_spark, stop_spark
+
+    session = get_spark()
+    yield session
+    stop_spark()
