@@ -80,6 +80,10 @@ def default_conf() -> dict[str, str]:
         "spark.sql.shuffle.partitions": str(_usable_cores()),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         "spark.sql.session.timeZone": "UTC",
+        # Siddhi (Java) semantics: int/long overflow wraps, casts saturate, division by zero
+        # and unparsable strings give null. Spark 4's ANSI mode raises instead; see
+        # engine/expressions.py, which relies on this.
+        "spark.sql.ansi.enabled": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

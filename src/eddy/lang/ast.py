@@ -186,11 +186,12 @@ class IsNull(Expression):
 
 @dataclass(frozen=True)
 class IsNullStream(Expression):
-    """``e1[0] is null`` / ``#S is null``: whether a (pattern) event exists."""
+    """``e1[0] is null`` / ``#S is null`` / ``!S is null``: whether a (pattern) event exists."""
 
     stream: str
     stream_index: int | None = None
     inner: bool = False
+    fault: bool = False
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,7 @@ def _expression_form(e: Expression) -> tuple[str, int]:
         return f"not {_expression(e.expression, _UNARY)}", _UNARY
     if isinstance(e, Negate):
         operand = _expression(e.expression, _ATOM)
-        if isinstance(e.expression, Constant) and not operand.startswith("("):
+        if operand[0].isdigit() or operand[0] == "-":
             operand = f"({operand})"  # ``-5`` would read back as the literal -5
         return f"-{operand}", _UNARY
     if isinstance(e, In):

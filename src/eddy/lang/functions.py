@@ -108,9 +108,16 @@ class Signature:
                 raise ValueError(f"variadic parameter '{p.name}' must be the last one")
 
     def describe(self) -> str:
-        """``(<INT|LONG|DOUBLE|FLOAT> arg)``; optional parameters in brackets, ``...`` for
-        a repeating one."""
-        return "(" + ", ".join(p.describe() for p in self.params) + ")"
+        """``(<INT|LONG|DOUBLE|FLOAT> arg)``; optional parameters in brackets
+        (``(<INT> a[, <BOOL> b])``), ``...`` after a repeating one."""
+        text = ""
+        for p in self.params:
+            item = p.describe()
+            if p.optional:
+                text += f"[, {item[1:]}" if text else item
+            else:
+                text += f", {item}" if text else item
+        return f"({text})"
 
     def layouts(self, count: int) -> Iterator[tuple[Param, ...]]:
         """Each way of giving ``count`` arguments to these parameters: the parameter each
@@ -165,8 +172,21 @@ class FunctionSpec:
         return f"{self.qualified_name}()"
 
     def describe(self) -> str:
-        """Every accepted signature, ``(…) or (…)``."""
-        return " or ".join(s.describe() for s in self.signatures)
+        """Every accepted signature, ``(…) or (…)``; a chain of overloads that each add one
+        parameter (as :func:`overloads` makes) reads ``(<LONG> a[, <INT> b[, <BOOL> c]])``."""
+        sigs = self.signatures
+        extends = all(
+            len(longer.params) == len(shorter.params) + 1
+            and longer.params[:-1] == shorter.params
+            and not (longer.params[-1].optional or longer.params[-1].variadic)
+            for shorter, longer in zip(sigs, sigs[1:]))
+        if len(sigs) < 2 or not extends or any(p.optional for p in sigs[0].params):
+            return " or ".join(s.describe() for s in sigs)
+        text = ", ".join(p.describe() for p in sigs[0].params)
+        for longer in sigs[1:]:
+            item = longer.params[-1].describe()
+            text += f"[, {item}" if text else f"[{item}"
+        return f"({text}{']' * (len(sigs) - 1)})"
 
 
 class TypeMismatch(Exception):
@@ -190,8 +210,8 @@ def sig(*params: Param) -> Signature:
 def overloads(required: Sequence[Param], *optional: Param) -> tuple[Signature, ...]:
     """Siddhi's usual positional overloads: the required parameters, then each longer prefix
     of ``optional`` (``(a)``, ``(a, b)``, ``(a, b, c)``) — later ones need the earlier ones."""
-    fixed = tuple(required)
-    return tuple(Signature(fixed + optional[:i]) for i in range(len(optional) + 1))
+    head = tuple(required)
+    return tuple(Signature(head + optional[:i]) for i in range(len(optional) + 1))
 
 
 def fixed(result: AttrType) -> ReturnRule:
@@ -215,24 +235,14 @@ def widened(integral: AttrType, floating: AttrType) -> ReturnRule:
     return rule
 
 
-def all_same_type(display: str, start: int = 0, what: str = "arguments") -> Validator:
-    """A check that arguments ``start…`` share one type (``coalesce``, ``maximum``)."""
+def all_same_type(display: str) -> Validator:
+    """A check that all arguments share one type (``coalesce``, ``maximum``)."""
     def check(types: Sequence[AttrType], constants: Sequence[object | None]) -> None:
-        tail = types[start:]
-        for i, t in enumerate(tail):
-            if t != tail[0]:
+        for i, t in enumerate(types):
+            if t != types[0]:
                 raise TypeMismatch(
-                    f"{display} needs {what} of one type, but got "
-                    f"({', '.join(x.value for x in types)}); convert them with convert() or "
-                    "cast() first", arg_index=start + i)
-    return check
-
-
-def chain(*checks: Validator) -> Validator:
-    """Runs several checks in order."""
-    def check(types: Sequence[AttrType], constants: Sequence[object | None]) -> None:
-        for c in checks:
-            c(types, constants)
+                    f"{display} needs arguments of one type, but got {_got(types)}; "
+                    "convert them with convert() or cast() first", arg_index=i)
     return check
 
 
@@ -308,14 +318,14 @@ class Registry:
         kinds: tuple[Kind, ...] = (kind,)
         if kind in ("scalar", "aggregate"):
             kinds = (kind, "aggregate" if kind == "scalar" else "scalar")
-        pool = [q for k in kinds for q in self.names(k)]
-        same_ns = [q.split(":", 1)[1] if namespace else q for q in pool
-                   if (q.split(":", 1)[0] == namespace if namespace else ":" not in q)]
-        local = did_you_mean(name, same_ns)
-        if local is not None:
-            return f"{namespace}:{local}" if namespace else local
+        pool = [s for k in kinds for s in self.specs(k)]
+        local = {s.name: s for s in reversed(pool)
+                 if (s.namespace or "").lower() == (namespace or "").lower()}
+        guess = did_you_mean(name, local)
+        if guess is not None:
+            return local[guess].qualified_name
         qualified = f"{namespace}:{name}" if namespace else name
-        return did_you_mean(qualified, pool)
+        return did_you_mean(qualified, [s.qualified_name for s in pool])
 
     def is_aggregate(self, namespace: str | None, name: str) -> bool:
         """Whether ``namespace:name`` is an aggregator (and not a scalar function, which Siddhi
@@ -334,11 +344,9 @@ class Registry:
         types = tuple(arg_types)
         values = tuple(constants)
         near: list[tuple[tuple[Param, ...], _Problem]] = []  # types fit, something else not
-        type_failures: list[int] = []
-        fits_arity = False
+        type_failures: list[int] = []  # per layout of the right length: the first bad argument
         for signature in spec.signatures:
             for layout in signature.layouts(len(types)):
-                fits_arity = True
                 problem = _examine(layout, types, values)
                 if problem is None:
                     if spec.validate is not None:
@@ -352,12 +360,10 @@ class Registry:
             layout, (what, index) = near[0]
             raise TypeMismatch(_problem_text(spec, layout[index], what, index, values[index]),
                                arg_index=index)
-        got = _got(types) if types else "no arguments"
-        message = f"{spec.display} takes {spec.describe()}, not {got}"
-        if not types:
-            message = f"{spec.display} takes {spec.describe()}, but was called with no arguments"
-        index_at = type_failures[0] if fits_arity and len(set(type_failures)) == 1 else None
-        raise TypeMismatch(message, arg_index=index_at)
+        got = f"not {_got(types)}" if types else "but was called with no arguments"
+        # Point at an argument only when every signature of the right length failed there.
+        blamed = type_failures[0] if len(set(type_failures)) == 1 else None
+        raise TypeMismatch(f"{spec.display} takes {spec.describe()}, {got}", arg_index=blamed)
 
 
 def _examine(layout: tuple[Param, ...], types: tuple[AttrType, ...],

@@ -40,8 +40,14 @@ def source_of(info: StreamInfo, refs: frozenset[str], *, pattern_state: bool = F
     return Source(info.name, kind, attributes, refs, counted=counted, pattern_state=pattern_state)
 
 
+def name_span(stream: ast.SingleInputStream) -> ast.Span:
+    """The span of the stream's name alone (after any ``#``/``!``), for faults about it."""
+    start = stream.span.column + (1 if stream.inner or stream.fault else 0)
+    return ast.Span(stream.span.line, start, stream.span.line, start + len(stream.stream))
+
+
 def _stream_info(ctx: StreamLookup, stream: ast.SingleInputStream) -> StreamInfo:
-    info = ctx.lookup(stream.stream, stream.span, inner=stream.inner)
+    info = ctx.lookup(stream.stream, name_span(stream), inner=stream.inner)
     if stream.fault:
         return _fault_stream(info, stream)
     return info

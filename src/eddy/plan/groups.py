@@ -227,9 +227,8 @@ class _Planner:
                                           max(topic.partitions, group.parallel
                                               if strategy == "field-grouping" else 1))
                 subscriptions.append(Subscription(name, stream, strategy, key))
-            outputs = tuple(dict.fromkeys(o for e in group.elements for o in e.outputs))
             wired.append(ExecutionGroup(group.name, group.parallel, group.elements,
-                                        tuple(subscriptions), outputs))
+                                        tuple(subscriptions), ()))
         wired = [self._with_partitions(g, topics) for g in wired]
         cycle = find_cycle({t.name: (t.producers, tuple(c for c, _ in t.consumers))
                             for t in topics.values()})
@@ -240,6 +239,9 @@ class _Planner:
         consumed = {n for g in wired for e in g.elements for n in e.inputs}
         inputs = tuple(n for n, i in streams.items() if i.kind == "stream" and not producers.get(n))
         outputs = tuple(n for n in producers if n not in consumed)
+        leaving = {t.stream for t in topics.values()} | set(outputs)
+        wired = [ExecutionGroup(g.name, g.parallel, g.elements, g.inputs, tuple(dict.fromkeys(
+            o for e in g.elements for o in e.outputs if o in leaving))) for g in wired]
         return AppPlan(self.app_name, tuple(wired), tuple(topics.values()), inputs, outputs,
                        self.distributed)
 

@@ -42,18 +42,25 @@ def _window(name: str, signatures: Sequence[Signature], description: str,
 
 
 def _check_sort(types: Sequence[AttrType], constants: Sequence[object | None]) -> None:
-    """After the length: attributes, each optionally followed by 'asc' or 'desc'."""
+    """After the length: attributes, each optionally followed by 'asc' or 'desc'.
+
+    Siddhi's overloads also insist that, when more than one argument follows the length, the
+    third is a STRING: to sort by several attributes the first needs an explicit order.
+    """
+    if len(types) >= 3 and types[2] != AttrType.STRING:
+        raise TypeMismatch("#window.sort() needs 'asc' or 'desc' after the first attribute "
+                           "when sorting by more than one", arg_index=2)
     i = 1
     while i < len(types):
         if constants[i] is not None:
             raise TypeMismatch(f"#window.sort() needs an attribute to sort by as argument "
-                               f"{i + 1}, not the constant {constants[i]!r}; write 'asc' or "
-                               "'desc' after an attribute", arg_index=i)
+                               f"{i + 1}, not the constant {constants[i]!r}; 'asc' or 'desc' "
+                               "may only follow an attribute", arg_index=i)
         if i + 1 < len(types) and types[i + 1] == AttrType.STRING:
             order = constants[i + 1]
             if not (isinstance(order, str) and order.lower() in ("asc", "desc")):
                 shown = "a STRING attribute" if order is None else repr(order)
-                raise TypeMismatch(f"#window.sort() reads argument {i + 2} as the sort order of "
+                raise TypeMismatch(f"#window.sort() reads argument {i + 2} as the order of "
                                    f"argument {i + 1}, so it must be 'asc' or 'desc', not "
                                    f"{shown}", arg_index=i + 1)
             i += 2
@@ -71,7 +78,6 @@ def _check_external_start(types: Sequence[AttrType], constants: Sequence[object 
 _LENGTH = Param("window.length", _INT, constant=True)
 _WINDOW_TIME = Param("window.time", _TIME, constant=True)
 _TIMESTAMP = Param("timestamp", _LONG, attribute=True)
-_ORDER = Param("order", _STRING, constant=True)
 
 WINDOWS: tuple[FunctionSpec, ...] = (
     _window("length", [sig(_LENGTH)], "Sliding window of the last N events."),
@@ -100,13 +106,10 @@ WINDOWS: tuple[FunctionSpec, ...] = (
                       Param("allowed.latency", _TIME, constant=True)),
             "Groups events into sessions that close after a gap of inactivity, per key."),
     _window("sort",
-            [sig(_LENGTH, Param("attribute", _SORTABLE)),
-             sig(_LENGTH, Param("attribute", _SORTABLE), Param("order", _STRING, variadic=True,
-                                                               constant=True)),
-             sig(_LENGTH, Param("attribute", _SORTABLE), _ORDER,
-                 Param("attribute", _SORTABLE, variadic=True))],
-            "Keeps the N first events by the given attributes and orders ('asc'/'desc'), "
-            "expiring the rest.", _check_sort),
+            [sig(_LENGTH, Param("attribute", _SORTABLE),
+                 Param("attribute.or.order", _SORTABLE, optional=True, variadic=True))],
+            "Keeps the N events that sort first by the given attributes, each optionally "
+            "followed by 'asc' or 'desc', expiring the one that sorts last.", _check_sort),
     _window("delay", [sig(Param("window.delay", _TIME, constant=True))],
             "Emits each event after a fixed delay."),
     _window("batch", [sig(Param("window.length", _INT, optional=True, constant=True))],

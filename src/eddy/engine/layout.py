@@ -1,0 +1,152 @@
+"""How a group's input and output rows are laid out as Spark columns.
+
+A group reads all its input streams through one source (every extra read of a Python
+source costs a full scan), so its rows have one wide schema: ``_seq`` (position in the
+group's input order), ``_ts`` (event time, epoch ms), ``_stream`` (which stream), then one
+typed column per attribute of every input stream (``s<i>_<j>``), null outside that stream.
+
+Outputs of every query leave through one writer, so they share one narrow schema: the
+cause (``_seq``, ``_order``), the timestamp, the emitting query, the target stream, the
+expired flag and the attribute values as a JSON array in ``_data``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from eddy.lang.ast import Attribute, AttrType
+
+if TYPE_CHECKING:
+    from eddy.lang.semantic import AnalyzedApp
+
+SEQ, TS, STREAM = "_seq", "_ts", "_stream"
+STORE_STREAM = "__store_query__"
+"""Pseudo-stream carrying on-demand queries, so they run at their place in the input."""
+
+_SPARK_TYPES: dict[AttrType, DataType] = {
+    AttrType.INT: IntegerType(), AttrType.LONG: LongType(), AttrType.FLOAT: FloatType(),
+    AttrType.DOUBLE: DoubleType(), AttrType.STRING: StringType(), AttrType.BOOL: BooleanType(),
+    AttrType.OBJECT: StringType(),
+}
+_ARROW_TYPES: dict[AttrType, pa.DataType] = {
+    AttrType.INT: pa.int32(), AttrType.LONG: pa.int64(), AttrType.FLOAT: pa.float32(),
+    AttrType.DOUBLE: pa.float64(), AttrType.STRING: pa.string(), AttrType.BOOL: pa.bool_(),
+    AttrType.OBJECT: pa.string(),
+}
+
+OUTPUT_SCHEMA = StructType([
+    StructField("_seq", LongType()), StructField("_order", ArrayType(IntegerType())),
+    StructField("_ts", LongType()), StructField("_query", StringType()),
+    StructField("_target", StringType()), StructField("_expired", BooleanType()),
+    StructField("_data", StringType()),
+])
+
+
+def spark_type(attr_type: AttrType) -> DataType:
+    """The Spark type holding a Siddhi type (OBJECT travels as JSON text)."""
+    return _SPARK_TYPES[attr_type]
+
+
+@dataclass(frozen=True)
+class InputLayout:
+    """The wide input schema of one group: which column holds which stream's attribute."""
+
+    streams: tuple[tuple[str, tuple[Attribute, ...]], ...]
+
+    @classmethod
+    def of(cls, schemas: Mapping[str, Sequence[Attribute]]) -> InputLayout:
+        return cls(tuple((name, tuple(attrs)) for name, attrs in schemas.items()))
+
+    def columns(self, stream: str) -> list[str]:
+        """Column names of ``stream``'s attributes, in attribute order."""
+        for i, (name, attrs) in enumerate(self.streams):
+            if name == stream:
+                return [f"s{i}_{j}" for j in range(len(attrs))]
+        raise KeyError(stream)
+
+    def attributes(self, stream: str) -> tuple[Attribute, ...]:
+        return dict(self.streams)[stream]
+
+    def spark_schema(self) -> StructType:
+        fields = [StructField(SEQ, LongType(), False), StructField(TS, LongType(), False),
+                  StructField(STREAM, StringType(), False)]
+        for i, (_, attrs) in enumerate(self.streams):
+            fields += [StructField(f"s{i}_{j}", spark_type(a.type)) for j, a in enumerate(attrs)]
+        return StructType(fields)
+
+    def arrow_schema(self) -> pa.Schema:
+        fields = [pa.field(SEQ, pa.int64(), False), pa.field(TS, pa.int64(), False),
+                  pa.field(STREAM, pa.string(), False)]
+        for i, (_, attrs) in enumerate(self.streams):
+            fields += [pa.field(f"s{i}_{j}", _ARROW_TYPES[a.type]) for j, a in enumerate(attrs)]
+        return pa.schema(fields)
+
+    def to_arrow(self, events: Sequence[tuple[int, int, str, Sequence[Any]]]) -> pa.Table:
+        """``(seq, ts, stream, data)`` events as an Arrow table of this layout."""
+        columns: dict[str, list[Any]] = {f.name: [None] * len(events)
+                                         for f in self.arrow_schema()}
+        index = {name: i for i, (name, _) in enumerate(self.streams)}
+        for row, (seq, ts, stream, data) in enumerate(events):
+            columns[SEQ][row], columns[TS][row], columns[STREAM][row] = seq, ts, stream
+            i = index[stream]
+            attrs = self.streams[i][1]
+            for j, value in enumerate(data):
+                columns[f"s{i}_{j}"][row] = _coerce(value, attrs[j].type)
+        return pa.table(columns, schema=self.arrow_schema())
+
+
+def _coerce(value: Any, attr_type: AttrType) -> Any:
+    """A JSON input value as the attribute's Python type (a JSON int for a double, …)."""
+    if value is None:
+        return None
+    if attr_type in (AttrType.FLOAT, AttrType.DOUBLE):
+        return float(value)
+    if attr_type is AttrType.OBJECT:
+        return json.dumps(value)
+    return value
+
+
+def encode_data(values: Sequence[Any]) -> str:
+    """Output values as the JSON text of ``_data``; non-finite doubles as strings."""
+    return json.dumps([_json_safe(v) for v in values])
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return value
+
+
+def decode_data(text: str) -> list[Any]:
+    """Values from ``_data``: a JSON array, or an object (Spark's to_json of a struct)."""
+    value = json.loads(text)
+    return list(value.values()) if isinstance(value, dict) else list(value)
+
+
+def input_layout(analyzed: AnalyzedApp) -> InputLayout:
+    """Every defined stream an input may name, plus the on-demand query pseudo-stream."""
+    schemas: dict[str, tuple[Attribute, ...]] = {
+        name: info.attributes for name, info in analyzed.streams.items()
+        if info.kind == "stream" and not info.implicit}
+    schemas[STORE_STREAM] = (Attribute("query", AttrType.STRING),)
+    return InputLayout.of(schemas)

@@ -1,0 +1,120 @@
+"""A streaming source over a spool directory of Arrow chunk files.
+
+``eddy replay`` writes its whole bounded input as one chunk; ``eddy run`` appends a chunk
+whenever input lines arrive. Either way Spark sees a real streaming source whose offsets are
+event positions (``_seq``), so replay runs the same plan as a live app, and an optional
+``maxRowsPerBatch`` cuts the input into micro-batches of that many events to show that the
+output does not depend on the cut.
+
+A chunk file is named ``<first seq>-<end seq>.arrow`` (end exclusive, zero-padded) and is
+renamed into place only when complete, so a reader never sees half a chunk.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
+
+FORMAT = "eddy-spool"
+_SUFFIX = ".arrow"
+
+
+def _chunks(directory: str) -> list[tuple[int, int, str]]:
+    found = []
+    for name in os.listdir(directory):
+        if name.endswith(_SUFFIX) and "-" in name:
+            start, end = name[: -len(_SUFFIX)].split("-")
+            found.append((int(start), int(end), os.path.join(directory, name)))
+    return sorted(found)
+
+
+def append_chunk(directory: str | Path, table: pa.Table) -> None:
+    """Adds events (``_seq`` consecutive from the previous chunk's end) to the spool."""
+    seqs = table.column("_seq")
+    start, end = int(seqs[0].as_py()), int(seqs[-1].as_py()) + 1
+    final = Path(directory) / f"{start:012d}-{end:012d}{_SUFFIX}"
+    partial = final.with_suffix(".part")
+    with pa.OSFile(str(partial), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    partial.replace(final)
+
+
+class _Range(InputPartition):
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+
+
+class SpoolStreamReader(DataSourceStreamReader):
+    """Offsets ``{"offset": n}``: events with ``_seq < n`` have been read."""
+
+    def __init__(self, directory: str, max_rows: int) -> None:
+        self.directory, self.max_rows = directory, max_rows
+
+    def initialOffset(self) -> dict[str, int]:
+        return {"offset": 0}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
+
+    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+        chunks = _chunks(self.directory)
+        end = chunks[-1][1] if chunks else 0
+        if isinstance(limit, ReadMaxRows):
+            end = min(end, start["offset"] + limit.max_rows)
+        return {"offset": max(end, start["offset"])}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
+        if end["offset"] <= start["offset"]:
+            return []
+        return [_Range(start["offset"], end["offset"])]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, _Range)
+        for first, last, path in _chunks(self.directory):
+            if last <= partition.start or first >= partition.end:
+                continue
+            with pa.memory_map(path) as source:
+                table = ipc.open_file(source).read_all()
+            lo = max(partition.start, first) - first
+            hi = min(partition.end, last) - first
+            yield from table.slice(lo, hi - lo).to_batches()
+
+    def commit(self, end: dict[str, int]) -> None:
+        """Chunks stay until the run or replay that owns the spool removes it."""
+
+
+class SpoolDataSource(DataSource):
+    """Options: ``path`` (the spool directory), ``maxRowsPerBatch`` (0 = all available)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> StructType:
+        raise NotImplementedError("the caller passes the group's input schema")
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        options: dict[str, Any] = dict(self.options)
+        return SpoolStreamReader(options["path"], int(options.get("maxRowsPerBatch", "0")))
+
+
+_registered: set[int] = set()
+_register_lock = threading.Lock()
+
+
+def register_sources(spark: SparkSession) -> None:
+    """Makes ``format("eddy-spool")`` known to ``spark`` (once per session)."""
+    with _register_lock:
+        if id(spark) not in _registered:
+            spark.dataSource.register(SpoolDataSource)
+            _registered.add(id(spark))
