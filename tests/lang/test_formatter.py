@@ -44,7 +44,30 @@ HERE = Path(__file__).resolve().parent
 GOLDEN_DIR = HERE / "fmt"
 APPS_DIR = HERE / "apps"
 CONFORMANCE_DIR = Path(os.environ.get(
-    "EDDY_CONFORMANCE_DIR", Path(__file__).resolve().parents[2].parent / "shared/conformance/cases"))
+    "EDDY_CONFORMANCE_DIR",
+    Path(__file__).resolve().parents[2].parent / "shared/conformance/cases"))
+
+
+def _load_parser() -> ModuleType | None:
+    """The parser when it is there; unit tests then also check their text reads back."""
+    try:
+        import eddy.lang.parser as parser
+    except ImportError:
+        return None
+    return parser if hasattr(parser, "parse") else None
+
+
+PARSER = _load_parser()
+
+
+def reads_back_expression(tree: Expression, text: str) -> None:
+    if PARSER is not None:
+        assert PARSER.parse_expression(text) == tree
+
+
+def reads_back_query(q: Query) -> None:
+    if PARSER is not None:
+        assert PARSER.parse(format_query(q)).elements == (q,)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,7 +101,15 @@ def query(input_: Any, *, select: tuple[OutputAttribute, ...] | None = None,
 
 
 def fmt_state(state: StateElement, kind: Any = "pattern") -> str:
-    return format_query(query(StateInputStream(kind, state))).splitlines()[0][len("from "):]
+    q = query(StateInputStream(kind, state))
+    reads_back_query(q)
+    return format_query(q).splitlines()[0][len("from "):]
+
+
+def from_line(input_: Any) -> str:
+    q = query(input_)
+    reads_back_query(q)
+    return format_query(q).splitlines()[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,6 +161,7 @@ def fmt_state(state: StateElement, kind: Any = "pattern") -> str:
 ])
 def test_expression_precedence(tree: Expression, text: str) -> None:
     assert format_expression(tree) == text
+    reads_back_expression(tree, text)
 
 
 @pytest.mark.parametrize("constant, text", [
@@ -151,17 +183,21 @@ def test_expression_precedence(tree: Expression, text: str) -> None:
     (Constant("it's \"x\" ok", AttrType.STRING), '"""it\'s "x" ok"""'),
     (Constant("two\nlines", AttrType.STRING), '"""two\nlines"""'),
     (Constant("back\\slash", AttrType.STRING), "'back\\slash'"),
+    (Constant('ends with "', AttrType.STRING), "'ends with \"'"),  # eddy's parser only
+    (Constant("tab\there", AttrType.STRING), '"""tab\there"""'),
     (Constant(True, AttrType.BOOL), "true"),
     (Constant(False, AttrType.BOOL), "false"),
     (Constant(None, AttrType.OBJECT), "null"),
 ])
 def test_literals_keep_their_type(constant: Constant, text: str) -> None:
     assert format_expression(constant) == text
+    reads_back_expression(constant, text)
 
 
 @pytest.mark.parametrize("constant", [
     Constant(float("nan"), AttrType.DOUBLE), Constant(float("inf"), AttrType.DOUBLE),
-    Constant('ends with "', AttrType.STRING), Constant("has \"\"\" and '", AttrType.STRING),
+    Constant('it\'s "x"', AttrType.STRING), Constant("has \"\"\" and '", AttrType.STRING),
+    Constant('two\nlines "', AttrType.STRING),
     Constant("1", AttrType.INT), Constant(True, AttrType.INT),
 ])
 def test_unwritable_literals_are_refused(constant: Constant) -> None:
@@ -173,11 +209,14 @@ def test_unwritable_literals_are_refused(constant: Constant) -> None:
     (600_000, "10 min"), (5_400_000, "1 hour 30 min"), (1_500, "1 sec 500 millisec"),
     (500, "500 millisec"), (0, "0 millisec"), (1_000, "1 sec"), (3_600_000, "1 hour"),
     (90_061_001, "1 day 1 hour 1 min 1 sec 1 millisec"), (14 * 86_400_000, "2 week"),
-    (10 * 86_400_000, "10 day"), (30 * 86_400_000, "30 day"), (2_629_746_000, "1 month"),
-    (31_556_952_000, "1 year"), (2 * 31_556_952_000 + 1_000, "2 year 1 sec"),
+    (10 * 86_400_000, "10 day"), (30 * 86_400_000, "1 month"), (35 * 86_400_000, "5 week"),
+    (31 * 86_400_000, "31 day"), (365 * 86_400_000, "1 year"),
+    (2 * 365 * 86_400_000 + 1_000, "2 year 1 sec"), (400 * 86_400_000, "400 day"),
+    (365 * 86_400_000 + 3_600_000, "1 year 1 hour"),
 ])
 def test_time_constants_use_the_largest_units(millis: int, text: str) -> None:
     assert format_expression(TimeConstant(millis)) == text
+    reads_back_expression(TimeConstant(millis), text)
 
 
 @pytest.mark.parametrize("variable, text", [
@@ -189,6 +228,7 @@ def test_time_constants_use_the_largest_units(millis: int, text: str) -> None:
 ])
 def test_variables(variable: Variable, text: str) -> None:
     assert format_expression(variable) == text
+    reads_back_expression(variable, text)
 
 
 def test_names_with_backquotes_are_refused() -> None:
@@ -199,6 +239,8 @@ def test_names_with_backquotes_are_refused() -> None:
 @pytest.mark.parametrize("annotation, text", [
     (Annotation("app:name", (AnnotationElement(None, "X"),)), "@app:name('X')"),
     (Annotation("app:playback"), "@app:playback"),
+    (Annotation("App:Name", (AnnotationElement(None, "x"),)), "@App:Name('x')"),
+    (Annotation("foo:bar"), "@`foo:bar`"),
     (Annotation("info", (AnnotationElement("name", "q1"),)), "@info(name='q1')"),
     (Annotation("PrimaryKey", (AnnotationElement(None, "a"), AnnotationElement(None, "b"))),
      "@PrimaryKey('a', 'b')"),
@@ -212,6 +254,9 @@ def test_names_with_backquotes_are_refused() -> None:
 ])
 def test_annotations(annotation: Annotation, text: str) -> None:
     assert format_annotation(annotation) == text
+    if PARSER is not None:
+        app = PARSER.parse(f"{text}\ndefine stream S (a int);")
+        assert (app.annotations or app.definitions[0].annotations) == (annotation,)
 
 
 def test_query_layout() -> None:
@@ -237,6 +282,7 @@ def test_query_layout() -> None:
         "offset 1\n"
         "output last every 3 events\n"
         "insert all events into O;")
+    reads_back_query(q)
 
 
 def test_select_star_handlers_and_inner_streams() -> None:
@@ -246,6 +292,7 @@ def test_select_star_handlers_and_inner_streams() -> None:
         output=InsertIntoStream(target="Out", fault=True))
     assert format_query(q) == ("from #Tmp[ok]#str:tokenize(text, ',')#window.unique:time(id, 1 min)"
                                "[not ok]\nselect *\ninsert into !Out;")
+    reads_back_query(q)
 
 
 @pytest.mark.parametrize("output, text", [
@@ -269,7 +316,9 @@ def test_select_star_handlers_and_inner_streams() -> None:
     (ReturnStream("expired"), "return expired events"),
 ])
 def test_outputs(output: Any, text: str) -> None:
-    assert format_query(query(s("S"), output=output)).splitlines()[-1] == text + ";"
+    q = query(s("S"), output=output)
+    assert format_query(q).splitlines()[-1] == text + ";"
+    reads_back_query(q)
 
 
 @pytest.mark.parametrize("rate, text", [
@@ -283,26 +332,25 @@ def test_outputs(output: Any, text: str) -> None:
 def test_output_rates(rate: OutputRate, text: str) -> None:
     q = Query((), s("S"), Selector(), InsertIntoStream(target="O"), rate)
     assert format_query(q).splitlines()[-2] == text
+    reads_back_query(q)
 
 
 def test_joins() -> None:
     join = JoinInputStream(
         s("A", Window(None, "length", (i(5),)), alias="a"), "left outer join",
         s("B", Window(None, "length", (i(5),)), alias="b"), b("==", v("k", "a"), v("k", "b")))
-    assert format_query(query(join)).splitlines()[0] == (
+    assert from_line(join) == (
         "from A#window.length(5) as a left outer join B#window.length(5) as b on a.k == b.k")
     left = JoinInputStream(s("T", alias="t"), "join", s("P"), unidirectional="left")
-    assert format_query(query(left)).splitlines()[0] == "from T as t unidirectional join P"
+    assert from_line(left) == "from T as t unidirectional join P"
     right = JoinInputStream(s("T"), "full outer join", s("P"), unidirectional="right")
-    assert format_query(query(right)).splitlines()[0] == (
-        "from T full outer join P unidirectional")
+    assert from_line(right) == "from T full outer join P unidirectional"
     agg = JoinInputStream(s("Q", alias="q"), "inner join", s("Agg", alias="a"),
                           b("==", v("sym", "q"), v("sym", "a")),
                           within=(v("fromTs", "q"), v("toTs", "q")),
                           per=Constant("seconds", AttrType.STRING))
-    assert format_query(query(agg)).splitlines()[0] == (
-        "from Q as q inner join Agg as a on q.sym == a.sym within q.fromTs, q.toTs "
-        "per 'seconds'")
+    assert from_line(agg) == ("from Q as q inner join Agg as a on q.sym == a.sym "
+                              "within q.fromTs, q.toTs per 'seconds'")
 
 
 @pytest.mark.parametrize("state, kind, text", [
@@ -319,8 +367,14 @@ def test_joins() -> None:
      "pattern", "every (e1=A and e2=B) -> e3=C"),
     (NextStateElement(ref("e1", "A"), LogicalStateElement(ref("e2", "B"), "or", ref("e3", "C"))),
      "pattern", "e1=A -> e2=B or e3=C"),
-    (LogicalStateElement(ref("e1", "A"), "or", AbsentStreamStateElement(s("B"))), "pattern",
-     "e1=A or not B"),
+    (LogicalStateElement(ref("e1", "A"), "or", AbsentStreamStateElement(s("B"), TimeConstant(
+        1_000))), "pattern", "e1=A or not B for 1 sec"),
+    (NextStateElement(ref("e1", "A"), LogicalStateElement(ref("e2", "B"), "and",
+                                                          AbsentStreamStateElement(s("C")))),
+     "pattern", "e1=A -> e2=B and not C"),
+    (NextStateElement(EveryStateElement(NextStateElement(ref("e1", "S"), ref("e2", "S"))),
+                      ref("e3", "S")), "sequence", "every (e1=S, e2=S), e3=S"),
+    (StreamStateElement(s("A")), "pattern", "(A)"),
     (NextStateElement(ref("e1", "A"), LogicalStateElement(
         AbsentStreamStateElement(s("C", Filter(b("==", v("id"), v("id", "e1"))))), "and",
         ref("e2", "B"))), "pattern", "e1=A -> not C[id == e1.id] and e2=B"),
@@ -349,14 +403,17 @@ def test_states(state: StateElement, kind: Any, text: str) -> None:
 def test_state_within() -> None:
     stream = StateInputStream("pattern", NextStateElement(ref("e1", "A"), ref("e2", "B")),
                               TimeConstant(600_000))
-    assert format_query(query(stream)).splitlines()[0] == "from e1=A -> e2=B within 10 min"
+    assert from_line(stream) == "from e1=A -> e2=B within 10 min"
+    assert from_line(StateInputStream("pattern", StreamStateElement(s("A")), TimeConstant(
+        1_000))) == "from A within 1 sec"
+    with pytest.raises(ValueError):
+        format_query(query(StateInputStream("sequence", ref("e1", "A"))))
 
 
 def test_anonymous_input() -> None:
     inner = Query((), s("S", Filter(b(">", v("a"), i(1)))), Selector((OutputAttribute(v("a")),)),
                   ReturnStream())
-    assert format_query(query(AnonymousInputStream(inner))).splitlines()[0] == (
-        "from (from S[a > 1] select a return)")
+    assert from_line(AnonymousInputStream(inner)) == "from (from S[a > 1] select a return)"
 
 
 def test_partition_and_app_layout() -> None:
@@ -479,10 +536,9 @@ def test_on_demand(q: OnDemandQuery, text: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def _parser() -> ModuleType:
-    parser = pytest.importorskip("eddy.lang.parser")
-    if not hasattr(parser, "parse"):
-        pytest.skip("eddy.lang.parser does not define parse() yet")
-    return parser
+    if PARSER is None:
+        pytest.skip("eddy.lang.parser (with parse()) is not there yet")
+    return PARSER
 
 
 def _conformance_cases() -> list[Any]:
@@ -547,36 +603,56 @@ def test_golden(path: Path) -> None:
 # 4. Property: random expression trees survive format → parse
 # ---------------------------------------------------------------------------------------------
 
-NAMES = st.sampled_from(["a", "price", "_x1", "first", "second", "min", "last", "value"])
-STRINGS = st.text(st.sampled_from("ab Z9_'\"\\\n-%.,()#"), max_size=8).filter(
-    lambda t: not t.endswith('"') and '"""' not in t)
+NAMES = st.sampled_from(["a", "price", "_x1", "first", "second", "min", "last", "x y"])
+REFERENCE = st.sampled_from([{}, {"inner": True}, {"fault": True}])
 
-LEAVES: st.SearchStrategy[Expression] = st.one_of(
+
+def _writable(text: str) -> bool:
+    try:
+        format_expression(Constant(text, AttrType.STRING))
+    except ValueError:
+        return False
+    return True
+
+
+STRINGS = st.text(st.sampled_from("ab Z9_'\"\\\n\t-%.,()#`"), max_size=8).filter(_writable)
+# Negative numbers are included: the parser reads `-5` as Constant(-5) and `-(5)` as Negate.
+NUMBERS: st.SearchStrategy[Expression] = st.one_of(
     st.builds(Constant, st.integers(-2**31, 2**31 - 1), st.just(AttrType.INT)),
     st.builds(Constant, st.integers(-2**63, 2**63 - 1), st.just(AttrType.LONG)),
     st.builds(Constant, st.floats(allow_nan=False, allow_infinity=False), st.just(AttrType.DOUBLE)),
     st.builds(Constant, st.floats(allow_nan=False, allow_infinity=False, width=32),
               st.just(AttrType.FLOAT)),
+    st.builds(TimeConstant, st.integers(0, 10**12)),
+)
+VARIABLES: st.SearchStrategy[Expression] = st.one_of(
+    st.builds(Variable, NAMES),
+    st.builds(Variable, NAMES, st.sampled_from(["S", "e1", "t", "from"])),
+    st.builds(Variable, NAMES, st.just("e2"), st.integers(-3, 3)),
+    st.builds(lambda name, flags: Variable(name, "S", **flags), NAMES, REFERENCE),
+)
+LEAVES: st.SearchStrategy[Expression] = st.one_of(
+    NUMBERS, VARIABLES,
     st.builds(Constant, STRINGS, st.just(AttrType.STRING)),
     st.builds(Constant, st.booleans(), st.just(AttrType.BOOL)),
     st.just(Constant(None, AttrType.OBJECT)),
-    st.builds(TimeConstant, st.integers(1, 10**12)),
-    st.builds(Variable, NAMES),
-    st.builds(Variable, NAMES, st.sampled_from(["S", "e1", "t"])),
-    st.builds(Variable, NAMES, st.just("e2"), st.integers(-3, 3)),
-    st.builds(Variable, NAMES, st.just("S"), inner=st.booleans()),
+    st.builds(lambda index, flags: IsNullStream("e1", index, **flags),
+              st.integers(-3, 3), REFERENCE),
 )
 OPERATORS = st.sampled_from(["or", "and", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*",
                              "/", "%"])
 
 
 def _compound(children: st.SearchStrategy[Expression]) -> st.SearchStrategy[Expression]:
+    calls = st.builds(FunctionCall, st.sampled_from([None, "str", "math"]),
+                      st.sampled_from(["f", "concat", "count", "and", "min"]),
+                      st.lists(children, max_size=3).map(tuple))
     return st.one_of(
         st.builds(BinaryOperation, OPERATORS, children, children),
         st.builds(Not, children),
-        st.builds(FunctionCall, st.sampled_from([None, "str", "math"]),
-                  st.sampled_from(["f", "concat", "count", "and"]),
-                  st.lists(children, max_size=3).map(tuple)),
+        st.builds(Negate, children),
+        calls,
+        st.builds(IsNull, st.one_of(VARIABLES, calls)),
         st.builds(In, children, st.sampled_from(["T", "Table"])),
     )
 
@@ -584,7 +660,8 @@ def _compound(children: st.SearchStrategy[Expression]) -> st.SearchStrategy[Expr
 EXPRESSIONS = st.recursive(LEAVES, _compound, max_leaves=12)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("EDDY_FMT_EXAMPLES", "400")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(EXPRESSIONS)
 def test_random_expressions_round_trip(e: Expression) -> None:
     parser = _parser()

@@ -582,7 +582,8 @@ class AggregationDefinition(Definition):
         if not self.is_range:
             return self.durations
         lo, hi = DURATIONS.index(self.durations[0]), DURATIONS.index(self.durations[-1])
-        return DURATIONS[lo:hi + 1]
+        # Siddhi's aggregations keep no weekly buckets: a range skips WEEKS.
+        return tuple(d for d in DURATIONS[lo:hi + 1] if d != "WEEKS")
 
 
 @dataclass(frozen=True)

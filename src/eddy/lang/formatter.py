@@ -1,45 +1,54 @@
 """SiddhiQL formatter: AST → text in one canonical layout (``eddy fmt``).
 
 The defining property is ``parse(format_app(parse(x))) == parse(x)`` (spans ignored) and
-idempotence, ``format_app(parse(format_app(a))) == format_app(a)``. Comments and the original
-spacing are not in the AST, so they are not kept. Text that no SiddhiQL literal can spell (a
-string holding three double quotes in a row or ending in one while also holding a quote or control character, a
-name holding a back-quote, NaN or infinity, a negative time) raises :class:`ValueError`.
+idempotence, ``format_app(parse(format_app(a))) == format_app(a)``. Comments, spacing and the
+order of definitions among queries are not in the AST, so they are not kept. What no SiddhiQL
+text can spell raises :class:`ValueError`: NaN or infinity, a negative time, a name holding a
+back-quote, a string that holds ``'`` or a line break and also ends in ``"`` or holds three
+``"`` in a row, a one-element sequence.
 
 Layout
 ------
-* App annotations first, one per line, then a blank line. Definitions follow one per line;
+* App annotations first, one per line, then a blank line. Definitions follow, one per line;
   a definition that carries annotations (each on its own line above it, nested ones inline:
-  ``@source(type='http', @map(type='json'))``) or spans several lines (aggregations) is set
-  off by blank lines. A blank line separates the definitions from the execution elements and
-  each execution element from the next. The text ends with one newline.
-* Annotation elements print as ``key='value'`` (no spaces round ``=``), keyed and bare
-  elements first in written order, nested annotations after them; ``@name`` without ``()``
-  when it has no content.
+  ``@source(type='http', @map(type='json'))``) or spans several lines (aggregations,
+  functions) is set off by blank lines. A blank line separates the definitions from the
+  execution elements and each execution element from the next. The text ends with a newline.
+* Annotation elements print as ``key='value'`` (no spaces round ``=``; a key that is not
+  dotted names, as in ``topic.list``, is quoted), elements in written order, nested
+  annotations after them; ``@name`` alone when it has no content.
 * A query is one clause per line: annotations, ``from``, ``select`` (always written, ``*``
   when the selector has no list), ``group by``, ``having``, ``order by`` (``desc`` shown,
-  ``asc`` omitted), ``limit``, ``offset``, the output rate, the output; it ends with ``;``.
-  A whole ``from`` clause (joins with ``on``/``within``/``per``, patterns with ``within``)
-  stays on one line; an anonymous inner query is written inline in parentheses.
-* ``partition with (…)`` / ``begin`` / the queries indented by four spaces, separated by blank
-  lines / ``end;``. A range condition that is an ``or`` is parenthesised.
-* Aggregations: ``define aggregation A`` / ``from S`` / ``select …`` / ``group by …`` /
-  ``aggregate [by ts] every sec ... year;`` (durations ``sec min hour day week month year``;
-  a range with `` ... ``, a list with ``, ``).
-* Keywords and types are lower case. Defaults are left out: ``current events``,
-  ``for current events``, ``output all every``. Names that are keywords (including time
-  units such as ``second``) or are not plain ``[A-Za-z_][A-Za-z0-9_]*`` are back-quoted.
+  ``asc`` omitted), ``limit``, ``offset``, the output rate, the output, then ``;``. A whole
+  ``from`` clause (a join with ``on``/``within``/``per``, a pattern with ``within``) stays on
+  one line; an anonymous inner query is written inline: ``from (from S select a return)``.
+* ``partition with (…)`` / ``begin`` / the queries, indented four spaces and separated by
+  blank lines / ``end;``. A range condition that is an ``or`` is parenthesised.
+* ``define aggregation A`` / ``from S`` / ``select …`` / ``group by …`` /
+  ``aggregate [by ts] every sec ... year;`` (a range with `` ... ``, a list with ``, ``).
+  ``define window W (a int) time(1 min) output all events;``; a function body is kept
+  verbatim between its braces.
+* Keywords, types and units are lower case. Defaults are left out: ``current events``,
+  ``for current events``, ``output all every``. Names that are keywords (time units such as
+  ``second`` included) or are not plain ``[A-Za-z_][A-Za-z0-9_]*`` are back-quoted.
 * Expressions carry the fewest parentheses Siddhi's precedence allows (``not``/unary minus >
   ``* / %`` > ``+ -`` > ``< <= > >=`` > ``== !=`` > ``in`` > ``and`` > ``or``, all
-  left-associative), with one space round binary operators. Literals keep their type:
-  ``5``, ``5L``, ``5.0`` (``repr`` of the float), ``5.0f``, ``true``, ``null``; strings use
-  ``'…'``, else ``"…"`` when they hold ``'``, else triple double quotes.
-* Time values use the fewest units, largest first (``1 hour 30 min``, ``1 sec 500
-  millisec``); weeks, months and years are used only where they shorten the text.
+  left-associative), one space round binary operators. ``Negate`` of a number prints as
+  ``-(5)``, as ``-5`` is the literal. Literals keep their type: ``5``, ``5L``, ``5.0``
+  (``repr`` of the float), ``5.0f``, ``true``, ``null``. Strings use ``'…'``; else ``"…"``
+  when they hold ``'``; else triple double quotes (any ``"`` or control character); else,
+  for eddy's parser only, ``'…'`` holding ``"``.
+* Time values use the fewest terms, largest unit first (``1 hour 30 min``, ``1 sec 500
+  millisec``); a week, month (30 days) or year (365 days, as in Siddhi's Expression.Time)
+  is used when it saves a term or ties: 30 days is ``1 month``, 31 days ``31 day``.
 * Pattern and sequence states use the fewest parentheses: ``->`` (or ``,``) binds loosest,
   then ``and``/``or``, then ``every``; ``every`` over a chain or a logical pair is written
   ``every (…)``. Counts print as ``<n>``, ``<n:>``, ``<:m>``, ``<n:m>`` or ``*``/``+``/``?``.
-* ``format_query`` ends with ``;``; ``format_on_demand`` does not (a store query stands alone).
+  A one-element pattern without ``within`` is parenthesised (``from (S)``), since a bare
+  ``from S`` is a plain stream.
+* ``format_query`` ends with ``;``; ``format_on_demand`` does not (a store query stands alone)
+  and writes ``select`` only after ``from``, before ``insert``/``update or insert``, or when
+  it is not ``select *``.
 """
 
 from __future__ import annotations
@@ -62,12 +71,12 @@ from eddy.lang.ast import (
 )
 
 __all__ = ["format_annotation", "format_app", "format_expression", "format_on_demand",
-           "format_query"]
+           "format_query", "format_time"]
 
 INDENT = "    "
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_ANNOTATION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(:[A-Za-z_][A-Za-z0-9_]*)?\Z")
+_ANNOTATION_NAME = re.compile(r"(?i:app:)?[A-Za-z_][A-Za-z0-9_]*\Z")
 _PROPERTY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*([.:-][A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 # Every keyword token of SiddhiQL.g4, with each spelling the lexer accepts for time units.
@@ -82,9 +91,10 @@ KEYWORDS = frozenset("""
 """.split())
 
 _DAY = 86_400_000
-# (keyword, milliseconds) largest first; Siddhi's month and year are 30.436875 and 365.2425 days.
+# (keyword, milliseconds) largest first; Siddhi's Expression.Time makes a month 30 days and a
+# year 365 days.
 _TIME_UNITS: tuple[tuple[str, int], ...] = (
-    ("year", 31_556_952_000), ("month", 2_629_746_000), ("week", 7 * _DAY), ("day", _DAY),
+    ("year", 365 * _DAY), ("month", 30 * _DAY), ("week", 7 * _DAY), ("day", _DAY),
     ("hour", 3_600_000), ("min", 60_000), ("sec", 1_000), ("millisec", 1),
 )
 _CALENDAR_UNITS = ("year", "month", "week")
@@ -127,6 +137,8 @@ def _string(value: str) -> str:
         return f'"{value}"'
     if '"""' not in value and not value.endswith('"'):
         return f'"""{value}"""'
+    if not any(c in value for c in "'\r\n"):
+        return f"'{value}'"  # eddy's parser (not Siddhi's) also takes '"' and tabs in '…'
     raise ValueError(f"string {value!r} cannot be written as a SiddhiQL literal")
 
 
@@ -212,7 +224,7 @@ def _expression_form(e: Expression) -> tuple[str, int]:
     if isinstance(e, IsNull):
         return f"{_expression(e.expression, _ATOM)} is null", _ATOM
     if isinstance(e, IsNullStream):
-        return (f"{_source(e.stream, e.inner)}{_index(e.stream_index)} is null", _ATOM)
+        return f"{_source(e.stream, e.inner, e.fault)}{_index(e.stream_index)} is null", _ATOM
     return _atom(e), _ATOM
 
 
@@ -336,8 +348,14 @@ def _count(e: CountStateElement) -> str:
 
 
 def _state_input(s: StateInputStream) -> str:
+    if s.kind == "sequence" and not isinstance(s.state, NextStateElement):
+        raise ValueError("a sequence needs at least two elements")
     text = _state(s.state, " -> " if s.kind == "pattern" else ", ", _STATE_NEXT)
-    return text + (f" within {format_time(s.within.millis)}" if s.within else "")
+    if s.within is not None:
+        return f"{text} within {format_time(s.within.millis)}"
+    if isinstance(s.state, StreamStateElement) and s.state.ref is None:
+        return f"({text})"  # a bare `from S` would be a plain stream, not a pattern
+    return text
 
 
 def _input(i: InputStream) -> str:

@@ -12,8 +12,10 @@ therefore a keyword exactly where one is expected, and a name everywhere else.
 
 Leniencies over Siddhi's grammar, all harmless: definitions may follow queries; an app may
 have no definitions; ``from S as s`` (an alias on a single stream); annotations on triggers
-and functions; ``//`` comments; quotes of the other kind inside '…' strings; a ``null``
-literal; unary minus on any expression (``-(a + b)``).
+and functions; ``//`` comments; ``"`` inside '…' strings and tabs in strings; a ``null``
+literal; unary minus on any expression (``-(a + b)``). Stricter where Siddhi's compiler,
+not its grammar, rejects: ``outer join`` without left/right/full, weeks in an aggregation,
+a pattern of only absent streams, an attribute defined twice.
 
 Syntax errors are :class:`~eddy.lang.errors.SiddhiAppError` issues of kind ``"syntax"`` at
 the offending token, as Siddhi's ANTLR parser reports them. After an error the parser skips
@@ -30,8 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 from lark.lexer import PatternStr
 
@@ -39,7 +41,7 @@ from eddy.lang.ast import Expression, OnDemandQuery, SiddhiApp
 from eddy.lang.errors import AppIssue, SiddhiAppError, Span, did_you_mean
 from eddy.lang.transform import AstBuilder, token_span
 
-__all__ = ["MAX_ERRORS", "parse", "parse_expression", "parse_on_demand"]
+__all__ = ["GRAMMAR_PATH", "MAX_ERRORS", "parse", "parse_expression", "parse_on_demand"]
 
 GRAMMAR_PATH = Path(__file__).with_name("siddhiql.lark")
 MAX_ERRORS = 20
@@ -49,10 +51,20 @@ _STARTS = ["siddhi_app", "on_demand_query", "expression_only", "recover"]
 _TOKEN_CLASSES = {"ID": "a name", "QUOTED_ID": "a name", "STRING": "a string",
                   "INT": "an integer", "LONG": "a long", "FLOAT": "a float",
                   "DOUBLE": "a double", "SCRIPT": "a '{ … }' body", "$END": "end of input"}
-_PREFERRED = ("select", "insert", "delete", "update", "return", "output", "define", "from",
-              "partition", "stream", "table", "window", "trigger", "function", "aggregation",
-              "group", "having", "order", "limit", "offset", "join", "on", "within", "as")
+_PREFERRED = ("an expression", "select", "insert", "delete", "update", "return", "output",
+              "define", "from", "partition", "stream", "table", "window", "trigger", "function",
+              "aggregation", "group", "having", "order", "limit", "offset", "join", "on",
+              "within", "as", "')'", "']'", "','", "';'")
 _MAX_LISTED = 10
+# Sets of expected tokens that read better as one phrase.
+_EXPRESSION_START = {"a name", "an integer", "a string", "not", "'('"}
+_EXPRESSION_EXTRA = {"a long", "a float", "a double", "true", "false", "null", "'-'", "'+'",
+                     "'#'", "'!'"}
+_OPERATORS = {"and", "or", "in", "is", "'=='", "'!='", "'<'", "'<='", "'>'", "'>='", "'+'",
+              "'-'", "'*'", "'/'", "'%'"}
+_TIME_UNITS = {"millisec", "millisecond", "milliseconds", "sec", "second", "seconds", "min",
+               "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month",
+               "months", "year", "years"}
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 # Strings, quoted names and comments (skipped), brackets and ';' (tracked).
 _SCAN = re.compile(r'"""[\s\S]*?"""|"[^"\r\n]*"|\'[^\'\r\n]*\'|`[^`]*`|--[^\n]*|//[^\n]*'
@@ -96,15 +108,12 @@ def _parse(text: str, start: str, filename: str | None, recover: bool) -> Any:
         try:
             tree = _lark().parse(text, start=start)
         except UnexpectedInput as error:
-            issues = [_issue(error, text)]
+            issues = [_issue(error, text, start)]
             if recover:
                 issues += _later_issues(text, error)
             raise SiddhiAppError(issues, source=text, filename=filename) from None
         builder = AstBuilder()
-        try:
-            result = builder.transform(tree) if isinstance(tree, Tree) else tree
-        except VisitError as error:  # a bug in the mapping: show it, not lark's wrapper
-            raise error.orig_exc from None
+        result = builder.build(tree)
         builder.finish()
     if builder.issues:
         issues = sorted(builder.issues, key=lambda i: (i.span.line, i.span.column))
@@ -114,8 +123,8 @@ def _parse(text: str, start: str, filename: str | None, recover: bool) -> Any:
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """Pauses the cyclic GC: a parse allocates ~30 objects per token and holds them all, so
-    collections during a big parse cost more than the parse itself and reclaim nothing."""
+    """Pauses the cyclic GC: a parse allocates many objects per token and keeps them all, so
+    collections during a big parse cost as much as the parse itself and reclaim nothing."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -143,7 +152,7 @@ def _later_issues(text: str, first: UnexpectedInput) -> list[AppIssue]:
             _lark().parse(rest, start="recover")
             break
         except UnexpectedInput as error:
-            issues.append(_issue(error, rest))
+            issues.append(_issue(error, rest, "recover"))
             position = max(_offset(error, rest), resume)
     return issues
 
@@ -180,9 +189,9 @@ def _blank_before(text: str, offset: int) -> str:
 # Messages
 # ---------------------------------------------------------------------------------------------
 
-def _issue(error: UnexpectedInput, text: str) -> AppIssue:
+def _issue(error: UnexpectedInput, text: str, start: str) -> AppIssue:
     if isinstance(error, UnexpectedToken):
-        return _unexpected_token(error, text)
+        return _unexpected_token(error, text, start)
     assert isinstance(error, UnexpectedCharacters)
     offset = error.pos_in_stream or 0
     char = text[offset] if offset < len(text) else ""
@@ -190,15 +199,17 @@ def _issue(error: UnexpectedInput, text: str) -> AppIssue:
     if char in "'\"":
         return AppIssue("syntax", f"unclosed string: no closing {char} on this line", span,
                         'strings that span lines need triple quotes: """…"""')
+    if char == "{":
+        return AppIssue("syntax", "unclosed function body: this '{' has no matching '}'", span)
     return AppIssue("syntax", f"unexpected character {char!r}", span)
 
 
-def _unexpected_token(error: UnexpectedToken, text: str) -> AppIssue:
+def _unexpected_token(error: UnexpectedToken, text: str, start: str) -> AppIssue:
     token = error.token
     at_end = token.type == "$END"
     span = _end_span(text) if at_end else token_span(token)
     found = "end of input" if at_end else f"'{token}'"
-    expected = _expected(error)
+    expected = _expected(_acceptable(text, start, _offset(error, text)))
     message = f"unexpected {found}"
     hint: str | None = None
     opener = _unclosed_bracket(text, _offset(error, text), "" if at_end else str(token))
@@ -207,20 +218,34 @@ def _unexpected_token(error: UnexpectedToken, text: str) -> AppIssue:
         message += f": '{symbol}' opened at line {line} column {column} is not closed"
         hint = f"close it with '{_closer(symbol)}'"
     elif expected:
-        listed = ", ".join(expected[:_MAX_LISTED]) + (", …" if len(expected) > _MAX_LISTED else "")
-        message += f"; expected {'one of: ' if len(expected) > 1 else ''}{listed}"
+        message += f"; expected {_listing(expected)}"
         words = [e for e in expected if e.isalpha()]
         suggestion = did_you_mean(str(token), words) if token.type == "ID" else None
         if suggestion is not None:
             hint = f"did you mean '{suggestion}'?"
+        elif token == ":" and re.search(r"@\s*app\s*$", text[:_offset(error, text)], re.I):
+            hint = "@app:… annotations go first in the app, before any definition"
         elif "';'" in expected and not at_end:
             hint = "end the previous statement with ';'"
     return AppIssue("syntax", message, span, hint)
 
 
-def _expected(error: UnexpectedToken) -> list[str]:
+def _acceptable(text: str, start: str, offset: int) -> set[str]:
+    """The terminals the parser could take at ``offset``. Asked again of a fresh parse, as
+    LALR may already have made reductions on the bad token when it notices, which leaves a
+    state that expects less than the text before the token allows."""
+    interactive = _lark().parse_interactive(text, start=start)
+    try:
+        for token in interactive.iter_parse():
+            if token.start_pos is not None and token.start_pos >= offset:
+                break
+    except UnexpectedInput:
+        pass  # the same fault: the state is still the one before the bad token
+    return set(interactive.accepts())  # type: ignore[no-untyped-call]
+
+
+def _expected(names: set[str]) -> list[str]:
     """The tokens the parser could have taken, named for people, most useful first."""
-    names = error.accepts or error.expected
     parser = _lark()
     shown: set[str] = set()
     for name in names:
@@ -231,11 +256,26 @@ def _expected(error: UnexpectedToken) -> list[str]:
         value = pattern.value if isinstance(pattern, PatternStr) else name
         shown.add(value.lower() if value.isalpha() else f"'{value}'")
 
+    if _EXPRESSION_START <= shown:  # say "an expression" rather than how one can start
+        shown = (shown - _EXPRESSION_START - _EXPRESSION_EXTRA) | {"an expression"}
+    units = "a time unit" if "millisec" in shown else "sec, min, hour, day, month or year"
+    for group, phrase in ((_OPERATORS, "an operator"), (_TIME_UNITS, units)):
+        if len(shown & group) >= 4:
+            shown = (shown - group) | {phrase}
+
     def rank(item: str) -> tuple[int, int, str]:
         if item in _PREFERRED:
             return 0, _PREFERRED.index(item), item
-        return (1 if item.isalpha() else 2 if item.startswith("'") else 3), 0, item
+        kind = 1 if item.isalpha() else 3 if item.startswith("'") else 2 if " " in item else 4
+        return kind, 0, item
     return sorted(shown, key=rank)
+
+
+def _listing(items: list[str]) -> str:
+    if len(items) <= 2:
+        return " or ".join(items)
+    more = ", …" if len(items) > _MAX_LISTED else ""
+    return "one of: " + ", ".join(items[:_MAX_LISTED]) + more
 
 
 def _end_span(text: str) -> Span:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import partialmethod
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
-from lark import Token, Transformer, v_args
+from lark import Token, Tree
 from lark.tree import Meta
 
 from eddy.lang import ast
@@ -47,8 +48,6 @@ _OPERATORS: dict[str, ast.BinaryOperator] = {
     "gt_op": ">", "lt_op": "<", "add_op": "+", "sub_op": "-", "mul_op": "*", "div_op": "/",
     "mod_op": "%",
 }
-_CLAUSES = {"group_by": "group_by", "having": "having", "order_by": "order_by",
-            "limit": "limit", "offset": "offset"}
 
 
 def meta_span(meta: Meta) -> Span:
@@ -75,43 +74,21 @@ def _is_name(item: Any) -> bool:
 
 # Values that rules hand to their parents when they are not AST nodes themselves.
 
-class _Annotations(NamedTuple):
-    items: tuple[ast.Annotation, ...]
-
-
-class _Source(NamedTuple):
-    name: str
-    inner: bool
-    fault: bool
-
-
-class _EventType(NamedTuple):
-    value: ast.EventType
-
-
-class _SetClause(NamedTuple):
-    assignments: tuple[ast.SetAssignment, ...]
-
-
-class _WithinRange(NamedTuple):
-    within: tuple[ast.Expression, ...]
-    per: ast.Expression
-
-
-class _SelectList(NamedTuple):
-    attributes: tuple[ast.OutputAttribute, ...] | None
-
-
-class _Clause(NamedTuple):
-    """One of ``group by``, ``having``, ``order by``, ``limit``, ``offset``."""
+class _Part(NamedTuple):
+    """A piece of a larger construct, tagged with what it is: ``annotations``, ``events``,
+    ``set``, ``within``, ``select``, ``durations`` or a selector clause keyword."""
 
     kind: str
     value: Any
 
 
-class _Durations(NamedTuple):
-    durations: tuple[ast.Duration, ...]
-    is_range: bool
+class _Ref(NamedTuple):
+    """A stream reference: ``S``, ``#S``, ``!S``, ``e1[2]``."""
+
+    name: str
+    inner: bool
+    fault: bool
+    event_index: int | None = None
 
 
 class _Count(NamedTuple):
@@ -119,13 +96,6 @@ class _Count(NamedTuple):
     max_count: int | None
     notation: Literal["collect", "*", "+", "?"]
     span: Span
-
-
-class _StreamRef(NamedTuple):
-    name: str
-    index: int | None
-    inner: bool
-    fault: bool
 
 
 class _TimePart(NamedTuple):
@@ -144,14 +114,24 @@ class _State:
     untimed_absent: bool = False              # `not S` without `for`: only in `X and not S`
 
 
+def _is_absent(element: ast.StateElement) -> bool:
+    if isinstance(element, ast.EveryStateElement):
+        element = element.element
+    return isinstance(element, ast.AbsentStreamStateElement)
+
+
 def _split_annotations(children: list[Any]) -> tuple[tuple[ast.Annotation, ...], list[Any]]:
-    if children and isinstance(children[0], _Annotations):
-        return children[0].items, children[1:]
+    if children and isinstance(children[0], _Part) and children[0].kind == "annotations":
+        return children[0].value, children[1:]
     return (), children
 
 
 def _first(items: list[Any], kind: type[Any]) -> Any:
     return next((i for i in items if isinstance(i, kind)), None)
+
+
+def _part(items: list[Any], kind: str, default: Any = None) -> Any:
+    return next((i.value for i in items if isinstance(i, _Part) and i.kind == kind), default)
 
 
 def _prefixed(children: list[Any]) -> tuple[bool, bool, list[Any]]:
@@ -162,14 +142,43 @@ def _prefixed(children: list[Any]) -> tuple[bool, bool, list[Any]]:
     return False, False, children
 
 
-@v_args(meta=True)
-class AstBuilder(Transformer[Token, Any]):
-    """Turns the tree of one parse into AST nodes; ``issues`` collects structural faults."""
+class _Reduce(NamedTuple):
+    tree: Tree[Token]
+
+
+class AstBuilder:
+    """Turns the tree of one parse into AST nodes; ``issues`` collects structural faults.
+
+    Each grammar rule (or alias) ``r`` maps through the method ``r(meta, children)``, where
+    the children are already mapped. The walk is iterative, not lark's recursive Transformer,
+    so a long chain like ``a + b + … + z`` cannot exhaust the stack, and it is ~3x faster.
+    """
 
     def __init__(self) -> None:
-        super().__init__(visit_tokens=False)
         self.issues: list[AppIssue] = []
         self._edge_literals: dict[tuple[int, int], Span] = {}  # 2147483648 is fine only as -…
+
+    def build(self, root: Tree[Token]) -> Any:
+        """The AST of ``root`` (then call :meth:`finish`)."""
+        values: list[Any] = []
+        pending: list[Any] = [root]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, _Reduce):
+                count = len(item.tree.children)
+                children = values[len(values) - count:]
+                del values[len(values) - count:]
+                method = getattr(self, item.tree.data, None)
+                if method is None:
+                    values.append(self._binary(item.tree.data, children, item.tree.meta))
+                else:
+                    values.append(method(item.tree.meta, children))
+            elif isinstance(item, Tree):
+                pending.append(_Reduce(item))
+                pending.extend(reversed(item.children))
+            else:
+                values.append(item)
+        return values[0]
 
     def _fault(self, message: str, span: Span, hint: str | None = None) -> None:
         self.issues.append(AppIssue("syntax", message, span, hint))
@@ -180,9 +189,9 @@ class AstBuilder(Transformer[Token, Any]):
             self._fault("integer literal out of range", span, "use a long literal such as 1L")
         self._edge_literals.clear()
 
-    def __default__(self, data: Any, children: list[Any], meta: Meta) -> Any:
+    def _binary(self, data: str, children: list[Any], meta: Meta) -> ast.BinaryOperation:
         """The binary operators, which differ only in their symbol."""
-        op = _OPERATORS.get(str(data))
+        op = _OPERATORS.get(data)
         if op is None:
             raise AssertionError(f"grammar rule {data!r} has no AST mapping")
         return ast.BinaryOperation(op, children[0], children[1], span=meta_span(meta))
@@ -202,8 +211,8 @@ class AstBuilder(Transformer[Token, Any]):
         app, name, *elements = children
         return ast.Annotation(f"{app}:{name}", tuple(elements), span=meta_span(meta))
 
-    def annotations(self, meta: Meta, children: list[ast.Annotation]) -> _Annotations:
-        return _Annotations(tuple(children))
+    def annotations(self, meta: Meta, children: list[ast.Annotation]) -> _Part:
+        return _Part("annotations", tuple(children))
 
     def annotation(self, meta: Meta, children: list[Any]) -> ast.Annotation:
         name, *items = children
@@ -228,7 +237,14 @@ class AstBuilder(Transformer[Token, Any]):
     def attribute(self, meta: Meta, children: list[Any]) -> ast.Attribute:
         return ast.Attribute(str(children[0]), children[1], span=meta_span(meta))
 
-    def attribute_list(self, meta: Meta, children: list[ast.Attribute]) -> tuple[ast.Attribute, ...]:
+    def attribute_list(self, meta: Meta,
+                       children: list[ast.Attribute]) -> tuple[ast.Attribute, ...]:
+        seen: dict[str, ast.Attribute] = {}
+        for attribute in children:  # Siddhi's parser rejects these, so they are syntax errors
+            first = seen.setdefault(attribute.name, attribute)
+            if first is not attribute:
+                self._fault(f"attribute '{attribute.name}' is defined twice", attribute.span,
+                            f"first defined at line {first.span.line} column {first.span.column}")
         return tuple(children)
 
     def stream_definition(self, meta: Meta, children: list[Any]) -> ast.StreamDefinition:
@@ -236,14 +252,15 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.StreamDefinition(str(name), annotations, attributes, span=meta_span(meta))
 
     def table_definition(self, meta: Meta, children: list[Any]) -> ast.TableDefinition:
-        annotations, (name, attributes) = _split_annotations(children)
-        return ast.TableDefinition(str(name), annotations, attributes, span=meta_span(meta))
+        stream = self.stream_definition(meta, children)
+        return ast.TableDefinition(stream.name, stream.annotations, stream.attributes,
+                                   span=stream.span)
 
     def window_definition(self, meta: Meta, children: list[Any]) -> ast.WindowDefinition:
         annotations, (name, attributes, call, *output) = _split_annotations(children)
         window = ast.Window(call.namespace, call.name, call.args, span=call.span)
         return ast.WindowDefinition(str(name), annotations, attributes, window,
-                                    output[0].value if output else None, span=meta_span(meta))
+                                    _part(output, "events"), span=meta_span(meta))
 
     def trigger_definition(self, meta: Meta, children: list[Any]) -> ast.TriggerDefinition:
         annotations, (name, at) = _split_annotations(children)
@@ -259,29 +276,27 @@ class AstBuilder(Transformer[Token, Any]):
     def duration(self, meta: Meta, children: list[Token]) -> ast.Duration:
         return cast(ast.Duration, _UNIT_BY_SPELLING[children[0].lower()][2])
 
-    def duration_range(self, meta: Meta, children: list[ast.Duration]) -> _Durations:
-        return _Durations(tuple(children), True)
-
-    def duration_list(self, meta: Meta, children: list[ast.Duration]) -> _Durations:
-        return _Durations(tuple(children), False)
-
-    def aggregation_selection(self, meta: Meta, children: list[Any]) -> ast.Selector:
-        return self.query_section(meta, children)
+    def durations(self, meta: Meta, children: list[Any]) -> _Part:
+        durations = tuple(c for c in children if not isinstance(c, Token))  # skip '...' and ','
+        return _Part("durations", (durations, "..." in children))
 
     def aggregation_definition(self, meta: Meta, children: list[Any]) -> ast.AggregationDefinition:
         annotations, (name, stream, selector, *rest) = _split_annotations(children)
-        durations: _Durations = rest[-1]
+        durations, is_range = _part(rest, "durations")
         return ast.AggregationDefinition(
-            str(name), annotations, stream, selector, _first(rest, ast.Variable),
-            durations.durations, durations.is_range, span=meta_span(meta))
+            str(name), annotations, stream, selector, _first(rest, ast.Variable), durations,
+            is_range, span=meta_span(meta))
 
     # -- single and joined streams ------------------------------------------------------------
 
-    def source(self, meta: Meta, children: list[Token]) -> _Source:
+    def source(self, meta: Meta, children: list[Any]) -> _Ref:
         inner, fault, rest = _prefixed(children)
-        return _Source(str(rest[0]), inner, fault)
+        return _Ref(str(rest[0]), inner, fault, rest[1] if len(rest) > 1 else None)
 
-    def handlers(self, meta: Meta, children: list[ast.StreamHandler]) -> tuple[ast.StreamHandler, ...]:
+    target = indexed_stream = source  # `#T` / `!T` / `e1[0]`: the same shape
+
+    def handlers(self, meta: Meta,
+                 children: list[ast.StreamHandler]) -> tuple[ast.StreamHandler, ...]:
         for extra in [h for h in children if isinstance(h, ast.Window)][1:]:
             self._fault("a stream can have only one window", extra.span)
         return tuple(children)
@@ -298,40 +313,37 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.Window(call.namespace, call.name, call.args, span=meta_span(meta))
 
     def basic_source(self, meta: Meta, children: list[Any]) -> ast.SingleInputStream:
-        source: _Source = children[0]
+        source: _Ref = children[0]
         handlers = children[1] if len(children) > 1 else ()
         return ast.SingleInputStream(source.name, handlers, inner=source.inner,
                                      fault=source.fault, span=meta_span(meta))
 
     def single_stream(self, meta: Meta, children: list[Any]) -> ast.SingleInputStream:
+        stream: ast.SingleInputStream = children[0]
         alias = str(children[1]) if len(children) > 1 else None
-        return dataclasses.replace(children[0], alias=alias, span=meta_span(meta))
+        return dataclasses.replace(stream, alias=alias, span=meta_span(meta))
 
     def join_type(self, meta: Meta, children: list[Token]) -> ast.JoinType:
         return cast(ast.JoinType, " ".join(c.lower() for c in children))
 
-    def within_range(self, meta: Meta, children: list[ast.Expression]) -> _WithinRange:
-        return _WithinRange(tuple(children[:-1]), children[-1])
+    def within_range(self, meta: Meta, children: list[ast.Expression]) -> _Part:
+        return _Part("within", (tuple(children[:-1]), children[-1]))
 
-    def join(self, meta: Meta, children: list[Any],
-             unidirectional: Literal["left", "right"] | None = None) -> ast.JoinInputStream:
+    def join_stream(self, meta: Meta, children: list[Any]) -> ast.JoinInputStream:
+        unidirectional: Literal["left", "right"] | None = None
+        if isinstance(children[1], Token):
+            unidirectional, children = "left", children[:1] + children[2:]
+        elif len(children) > 3 and isinstance(children[3], Token):
+            unidirectional, children = "right", children[:3] + children[4:]
         left, join_type, right, *tail = children
         for side in (left, right):
             window = side.window
             if window is not None and side.handlers[-1] is not window:
                 after = side.handlers[side.handlers.index(window) + 1]
                 self._fault("a joined stream cannot have handlers after its window", after.span)
-        within: _WithinRange | None = _first(tail, _WithinRange)
-        return ast.JoinInputStream(
-            left, join_type, right, _first(tail, ast.Expression), unidirectional,
-            within.within if within else (), within.per if within else None,
-            span=meta_span(meta))
-
-    def join_left_uni(self, meta: Meta, children: list[Any]) -> ast.JoinInputStream:
-        return self.join(meta, children, "left")
-
-    def join_right_uni(self, meta: Meta, children: list[Any]) -> ast.JoinInputStream:
-        return self.join(meta, children, "right")
+        within, per = _part(tail, "within", ((), None))
+        return ast.JoinInputStream(left, join_type, right, _first(tail, ast.Expression),
+                                   unidirectional, within, per, span=meta_span(meta))
 
     def anonymous_query(self, meta: Meta, children: list[Any]) -> ast.Query:
         return self._query(meta, (), children)
@@ -357,6 +369,10 @@ class AstBuilder(Transformer[Token, Any]):
     def _chain(self, items: list[Any], separator: str) -> _State:
         """``A sep B sep C`` as ``Next(A, Next(B, C))``."""
         states = [self._state(i) for i in items]
+        if len(states) > 1 and all(_is_absent(s.element) for s in states):
+            span = states[0].element.span.cover(states[-1].element.span)
+            self._fault("a chain of only absent streams ('not …') has nothing to wait for", span,
+                        "add a stream that must arrive, as in 'e1=A -> not B for 5 sec'")
         result = states[-1].element
         for state in reversed(states[:-1]):
             result = ast.NextStateElement(state.element, result,
@@ -405,8 +421,9 @@ class AstBuilder(Transformer[Token, Any]):
         element = ast.AbsentStreamStateElement(children[0], None, span=meta_span(meta))
         return _State(element, untimed_absent=True)
 
-    def _logical(self, meta: Meta, children: list[Any], op: Literal["and", "or"]) -> _State:
-        left, right = self._state(children[0]), self._state(children[1])
+    def logical_state(self, meta: Meta, children: list[Any]) -> _State:
+        op = cast(Literal["and", "or"], children[1].lower())
+        left, right = self._state(children[0]), self._state(children[2])
         untimed = [s for s in (left, right) if s.untimed_absent]
         absent = [s for s in (left, right) if isinstance(s.element, ast.AbsentStreamStateElement)]
         if untimed and (op == "or" or len(absent) == 2):
@@ -415,23 +432,15 @@ class AstBuilder(Transformer[Token, Any]):
         element = ast.LogicalStateElement(left.element, op, right.element, span=meta_span(meta))
         return _State(element, starred=left.starred + right.starred)
 
-    def logical_and(self, meta: Meta, children: list[Any]) -> _State:
-        return self._logical(meta, children, "and")
+    def _group(self, meta: Meta, children: list[Any], separator: str) -> _State:
+        return self._chain(children, separator)
 
-    def logical_or(self, meta: Meta, children: list[Any]) -> _State:
-        return self._logical(meta, children, "or")
-
-    def lone_group(self, meta: Meta, children: list[Any]) -> _State:
-        return self._state(children[0])
-
-    def pattern_group(self, meta: Meta, children: list[Any]) -> _State:
-        return self._chain(children, "->")
-
-    def sequence_group(self, meta: Meta, children: list[Any]) -> _State:
-        return self._chain(children, ",")
+    pattern_group = partialmethod(_group, separator="->")
+    sequence_group = partialmethod(_group, separator=",")
 
     def _state_stream(self, meta: Meta, children: list[Any],
                       kind: Literal["pattern", "sequence"]) -> ast.StateInputStream:
+        """A pattern or sequence: its elements, then maybe ``within <time>``."""
         within = children[-1] if isinstance(children[-1], ast.TimeConstant) else None
         items = children[:-1] if within is not None else children
         separator = "->" if kind == "pattern" else ","
@@ -448,52 +457,37 @@ class AstBuilder(Transformer[Token, Any]):
                         state.element.span)
         return ast.StateInputStream(kind, state.element, within, span=meta_span(meta))
 
-    def pattern_stream(self, meta: Meta, children: list[Any]) -> ast.StateInputStream:
-        return self._state_stream(meta, children, "pattern")
-
-    def sequence_stream(self, meta: Meta, children: list[Any]) -> ast.StateInputStream:
-        return self._state_stream(meta, children, "sequence")
+    pattern_stream = partialmethod(_state_stream, kind="pattern")
+    sequence_stream = partialmethod(_state_stream, kind="sequence")
 
     # -- selection, output rate, outputs ------------------------------------------------------
 
-    def select_all(self, meta: Meta, children: list[Any]) -> _SelectList:
-        return _SelectList(None)
+    def select_list(self, meta: Meta, children: list[Any]) -> _Part:
+        attributes = tuple(c for c in children if isinstance(c, ast.OutputAttribute))
+        return _Part("select", attributes or None)  # None: `select *`
 
-    def select_list(self, meta: Meta, children: list[ast.OutputAttribute]) -> _SelectList:
-        return _SelectList(tuple(children))
+    def output_attribute(self, meta: Meta, children: list[Any]) -> ast.OutputAttribute:
+        rename = str(children[1]) if len(children) > 1 else None
+        return ast.OutputAttribute(children[0], rename, span=meta_span(meta))
 
-    def output_attribute(self, meta: Meta, children: list[ast.Variable]) -> ast.OutputAttribute:
-        return ast.OutputAttribute(children[0], None, span=meta_span(meta))
+    def clause(self, meta: Meta, children: list[Any]) -> _Part:
+        """``group by``, ``having``, ``order by``, ``limit`` or ``offset``, by its keyword."""
+        kind = children[0].lower()
+        values = [c for c in children if not isinstance(c, Token)]
+        return _Part(kind, tuple(values) if kind in ("group", "order") else values[0])
 
-    def renamed_attribute(self, meta: Meta, children: list[Any]) -> ast.OutputAttribute:
-        return ast.OutputAttribute(children[0], str(children[1]), span=meta_span(meta))
-
-    def group_by(self, meta: Meta, children: list[ast.Variable]) -> _Clause:
-        return _Clause("group_by", tuple(children))
-
-    def having(self, meta: Meta, children: list[ast.Expression]) -> _Clause:
-        return _Clause("having", children[0])
-
-    def order_by(self, meta: Meta, children: list[ast.OrderByAttribute]) -> _Clause:
-        return _Clause("order_by", tuple(children))
+    group_by = having = order_by = limit = offset = clause
 
     def order_by_item(self, meta: Meta, children: list[Any]) -> ast.OrderByAttribute:
         order = children[1].lower() if len(children) > 1 else None
         return ast.OrderByAttribute(children[0], order == "desc", order is not None,
                                     span=meta_span(meta))
 
-    def limit(self, meta: Meta, children: list[ast.Expression]) -> _Clause:
-        return _Clause("limit", children[0])
-
-    def offset(self, meta: Meta, children: list[ast.Expression]) -> _Clause:
-        return _Clause("offset", children[0])
-
-    def query_section(self, meta: Meta, children: list[Any]) -> ast.Selector:
-        select: _SelectList = children[0]
-        clauses = {c.kind: c.value for c in children[1:]}
-        return ast.Selector(select.attributes, clauses.get("group_by", ()),
-                            clauses.get("having"), clauses.get("order_by", ()),
-                            clauses.get("limit"), clauses.get("offset"), span=meta_span(meta))
+    def query_section(self, meta: Meta, children: list[_Part]) -> ast.Selector:
+        parts = {c.kind: c.value for c in children}
+        return ast.Selector(parts["select"], parts.get("group", ()), parts.get("having"),
+                            parts.get("order", ()), parts.get("limit"), parts.get("offset"),
+                            span=meta_span(meta))
 
     def rate_type(self, meta: Meta, children: list[Token]) -> str:
         return children[0].lower()
@@ -512,49 +506,36 @@ class AstBuilder(Transformer[Token, Any]):
     def output_rate_snapshot(self, meta: Meta, children: list[ast.TimeConstant]) -> ast.OutputRate:
         return self._rate(meta, children, "snapshot", children[0].millis)
 
-    def event_type(self, meta: Meta, children: list[Token]) -> _EventType:
+    def event_type(self, meta: Meta, children: list[Token]) -> _Part:
         word = children[0].lower()
-        return _EventType(cast(ast.EventType, "current" if word == "events" else word))
-
-    def target(self, meta: Meta, children: list[Token]) -> _Source:
-        inner, fault, rest = _prefixed(children)
-        return _Source(str(rest[0]), inner, fault)
+        return _Part("events", "current" if word == "events" else word)
 
     def insert_into(self, meta: Meta, children: list[Any]) -> ast.InsertIntoStream:
-        event_type = children[0].value if len(children) > 1 else "current"
-        target: _Source = children[-1]
-        return ast.InsertIntoStream(event_type, target.name, target.inner, target.fault,
-                                    span=meta_span(meta))
+        target: _Ref = children[-1]
+        return ast.InsertIntoStream(_part(children, "events", "current"), target.name,
+                                    target.inner, target.fault, span=meta_span(meta))
 
     def set_assignment(self, meta: Meta, children: list[Any]) -> ast.SetAssignment:
         return ast.SetAssignment(children[0], children[1], span=meta_span(meta))
 
-    def set_clause(self, meta: Meta, children: list[ast.SetAssignment]) -> _SetClause:
-        return _SetClause(tuple(children))
+    def set_clause(self, meta: Meta, children: list[ast.SetAssignment]) -> _Part:
+        return _Part("set", tuple(children))
 
     def _table_output(self, meta: Meta, children: list[Any], cls: type[_N]) -> _N:
         """``delete``/``update``/``update or insert into``: target, [for …], [set …], [on …]."""
         target, *rest = children
-        event_type: _EventType | None = _first(rest, _EventType)
         fields: dict[str, Any] = {"target": str(target), "on": _first(rest, ast.Expression),
-                                  "event_type": event_type.value if event_type else "current"}
+                                  "event_type": _part(rest, "events", "current")}
         if cls is not ast.DeleteStream:
-            clause: _SetClause | None = _first(rest, _SetClause)
-            fields["set"] = clause.assignments if clause else None
+            fields["set"] = _part(rest, "set")
         return cls(**fields, span=meta_span(meta))
 
-    def delete_output(self, meta: Meta, children: list[Any]) -> ast.DeleteStream:
-        return self._table_output(meta, children, ast.DeleteStream)
+    delete_output = partialmethod(_table_output, cls=ast.DeleteStream)
+    update_output = partialmethod(_table_output, cls=ast.UpdateStream)
+    update_or_insert_output = partialmethod(_table_output, cls=ast.UpdateOrInsertStream)
 
-    def update_output(self, meta: Meta, children: list[Any]) -> ast.UpdateStream:
-        return self._table_output(meta, children, ast.UpdateStream)
-
-    def update_or_insert_output(self, meta: Meta, children: list[Any]) -> ast.UpdateOrInsertStream:
-        return self._table_output(meta, children, ast.UpdateOrInsertStream)
-
-    def return_output(self, meta: Meta, children: list[_EventType]) -> ast.ReturnStream:
-        return ast.ReturnStream(children[0].value if children else "current",
-                                span=meta_span(meta))
+    def return_output(self, meta: Meta, children: list[_Part]) -> ast.ReturnStream:
+        return ast.ReturnStream(_part(children, "events", "current"), span=meta_span(meta))
 
     # -- execution elements and the app -------------------------------------------------------
 
@@ -601,22 +582,10 @@ class AstBuilder(Transformer[Token, Any]):
 
     def store_input(self, meta: Meta, children: list[Any]) -> ast.StoreInput:
         names = [c for c in children if _is_name(c)]
-        within: _WithinRange | None = _first(children, _WithinRange)
+        within, per = _part(children, "within", ((), None))
         return ast.StoreInput(str(names[0]), str(names[1]) if len(names) > 1 else None,
-                              _first(children, ast.Expression), within.within if within else (),
-                              within.per if within else None, span=meta_span(meta))
-
-    def store_insert(self, meta: Meta, children: list[Token]) -> ast.InsertIntoStream:
-        return ast.InsertIntoStream(target=str(children[0]), span=meta_span(meta))
-
-    def store_upsert(self, meta: Meta, children: list[Any]) -> ast.UpdateOrInsertStream:
-        return self._table_output(meta, children, ast.UpdateOrInsertStream)
-
-    def store_delete(self, meta: Meta, children: list[Any]) -> ast.DeleteStream:
-        return self._table_output(meta, children, ast.DeleteStream)
-
-    def store_update(self, meta: Meta, children: list[Any]) -> ast.UpdateStream:
-        return self._table_output(meta, children, ast.UpdateStream)
+                              _first(children, ast.Expression), within, per,
+                              span=meta_span(meta))
 
     def find_query(self, meta: Meta, children: list[Any]) -> ast.OnDemandQuery:
         selector = children[1] if len(children) > 1 else ast.Selector(span=children[0].span)
@@ -676,11 +645,8 @@ class AstBuilder(Transformer[Token, Any]):
             self._fault("integer literal out of range", span, hint)
         return ast.Constant(value, attr_type, span=span)
 
-    def time_unit(self, meta: Meta, children: list[Token]) -> str:
-        return children[0].lower()
-
-    def time_part(self, meta: Meta, children: list[Any]) -> _TimePart:
-        rank, millis, _ = _UNIT_BY_SPELLING[children[1]]
+    def time_part(self, meta: Meta, children: list[Token]) -> _TimePart:
+        rank, millis, _ = _UNIT_BY_SPELLING[children[1].lower()]
         return _TimePart(rank, int(children[0]) * millis, meta_span(meta))
 
     def time_value(self, meta: Meta, children: list[_TimePart]) -> ast.TimeConstant:
@@ -689,9 +655,6 @@ class AstBuilder(Transformer[Token, Any]):
                 self._fault("a time value goes from the largest unit to the smallest, each "
                             "unit once ('1 hour 30 min')", after.span)
         return ast.TimeConstant(sum(p.millis for p in children), span=meta_span(meta))
-
-    def star_argument(self, meta: Meta, children: list[Any]) -> None:
-        return None  # `f(*)` is `f()` in Siddhi
 
     def function_call(self, meta: Meta, children: list[Any]) -> ast.FunctionCall:
         names = [c for c in children if _is_name(c)]
@@ -705,23 +668,18 @@ class AstBuilder(Transformer[Token, Any]):
             return -1 - (int(words[2]) if len(words) == 3 else 0)
         return int(words[0])
 
-    def indexed_stream(self, meta: Meta, children: list[Any]) -> _StreamRef:
-        inner, fault, rest = _prefixed(children)
-        return _StreamRef(str(rest[0]), rest[1] if len(rest) > 1 else None, inner, fault)
+    def attribute_reference(self, meta: Meta, children: list[Any]) -> ast.Variable:
+        *ref, attribute = children
+        if not ref:
+            return ast.Variable(str(attribute), span=meta_span(meta))
+        if isinstance(ref[0], _Ref):
+            return ast.Variable(str(attribute), ref[0].name, ref[0].event_index, ref[0].inner,
+                                ref[0].fault, span=meta_span(meta))
+        return ast.Variable(str(attribute), str(ref[0]), span=meta_span(meta))
 
-    def variable(self, meta: Meta, children: list[Token]) -> ast.Variable:
-        return ast.Variable(str(children[0]), span=meta_span(meta))
-
-    def qualified_variable(self, meta: Meta, children: list[Any]) -> ast.Variable:
-        ref, attribute = children
-        if isinstance(ref, _StreamRef):
-            return ast.Variable(str(attribute), ref.name, ref.index, ref.inner, ref.fault,
-                                span=meta_span(meta))
-        return ast.Variable(str(attribute), str(ref), span=meta_span(meta))
-
-    def null_check(self, meta: Meta, children: list[ast.Expression]) -> ast.IsNull:
-        return ast.IsNull(children[0], span=meta_span(meta))
-
-    def stream_null_check(self, meta: Meta, children: list[_StreamRef]) -> ast.IsNullStream:
-        ref = children[0]
-        return ast.IsNullStream(ref.name, ref.index, ref.inner, ref.fault, span=meta_span(meta))
+    def null_check(self, meta: Meta, children: list[Any]) -> ast.IsNull | ast.IsNullStream:
+        checked = children[0]
+        if isinstance(checked, _Ref):  # `e1[0] is null`, `#S is null`: does the event exist
+            return ast.IsNullStream(checked.name, checked.event_index, checked.inner, checked.fault,
+                                    span=meta_span(meta))
+        return ast.IsNull(checked, span=meta_span(meta))

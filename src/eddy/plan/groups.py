@@ -204,7 +204,7 @@ class _Planner:
         for group in groups:
             for element in group.elements:
                 for out in element.outputs:
-                    if out not in producers[out] and streams[out].kind == "stream":
+                    if streams[out].kind == "stream" and group.name not in producers[out]:
                         producers[out].append(group.name)
         topics: dict[tuple[str, str | None], Topic] = {}
         wired: list[ExecutionGroup] = []

@@ -91,7 +91,7 @@ def java_compare(a: Any, b: Any) -> int:
     """``Comparable.compareTo`` for two non-null values of one Siddhi type."""
     if isinstance(a, float) or isinstance(b, float):
         return java_double_compare(float(a), float(b))
-    return (a > b) - (a < b)
+    return int((a > b) - (a < b))
 
 
 def java_equals(a: Any, b: Any) -> bool:

@@ -15,8 +15,9 @@ window state. Tree bins (eight or more colliding keys in one bucket) are not mod
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from decimal import Decimal
 from typing import Any
+
+from eddy.engine.runtime.evaluate import java_float_text
 
 _HASH_BITS = 0x7FFFFFFF
 
@@ -41,26 +42,6 @@ def spread(h: int) -> int:
     return (h ^ (h >> 16)) & _HASH_BITS
 
 
-def java_double_str(value: float) -> str:
-    """``Double.toString``: decimal between 1e-3 and 1e7, else ``d.dddE±n``."""
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0.0:
-        return "-0.0" if str(value).startswith("-") else "0.0"
-    magnitude = abs(value)
-    if 1e-3 <= magnitude < 1e7:
-        text = repr(value)
-        return text if "." in text else text + ".0"
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    shown = "".join(map(str, digits))
-    power = exponent + len(shown) - 1
-    mantissa = shown[0] + "." + (shown[1:] or "0")
-    return ("-" if sign else "") + mantissa + "E" + str(power)
-
-
 def java_str(value: Any) -> str:
     """``String.valueOf(value)`` for an attribute value."""
     if value is None:
@@ -70,7 +51,7 @@ def java_str(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, float):
-        return java_double_str(value)
+        return java_float_text(value)
     return str(value)
 
 
