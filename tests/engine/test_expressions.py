@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conformance import load_cases, values_equal
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from eddy.lang import ast
@@ -604,7 +604,7 @@ ROW = st.fixed_dictionaries({
 EXPRESSION = st.one_of(numbers(3).map(lambda x: x[0]), booleans(3), strings(2))
 
 
-@settings(max_examples=6, deadline=None, derandomize=True,
+@settings(max_examples=6, deadline=None, derandomize=True, phases=[Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(exprs=st.lists(EXPRESSION, min_size=40, max_size=40),
        rows=st.lists(ROW, min_size=12, max_size=12))

@@ -46,3 +46,23 @@ def test_every_feature_is_covered() -> None:
     assert CASES, "no conformance cases found"
     seen = {c.feature.split(".")[0] for c in CASES}
     assert {"filter", "window", "aggregate", "rate"} <= seen
+
+
+def test_pass_counts_per_feature() -> None:
+    """A table of passing cases per feature and batch size (shown with ``-s`` or ``-rP``)."""
+    counts: dict[str, list[int]] = {}
+    failures = []
+    for case in CASES:
+        row = counts.setdefault(case.feature, [0] * (2 * len(BATCH_SIZES)))
+        for i, size in enumerate(BATCH_SIZES):
+            row[2 * i + 1] += 1
+            if differences(case, size):
+                failures.append(f"{case.name} (batch {size or 'all'})")
+            else:
+                row[2 * i] += 1
+    header = "".join(f"{'batch-' + str(s or 'all'):>12}" for s in BATCH_SIZES)
+    print(f"\n{'feature':26}{header}")
+    for feature, row in sorted(counts.items()):
+        cells = "".join(f"{f'{row[2 * i]}/{row[2 * i + 1]}':>12}" for i in range(len(BATCH_SIZES)))
+        print(f"{feature:26}{cells}")
+    assert not failures, failures

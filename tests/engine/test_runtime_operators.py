@@ -126,7 +126,8 @@ def test_std_dev_of_cancelling_values_can_be_nan_as_in_java() -> None:
 
 
 def test_and_or_union_set() -> None:
-    conj, disj = make_aggregator("and", AttrType.BOOL, True), make_aggregator("or", AttrType.BOOL, True)
+    conj = make_aggregator("and", AttrType.BOOL, True)
+    disj = make_aggregator("or", AttrType.BOOL, True)
     a, o = conj.new(), disj.new()
     for v in (True, False):
         conj.add(a, v)
@@ -240,12 +241,14 @@ def test_schedulers_fire_in_creation_order_not_due_order() -> None:
     assert [o.query for o in outputs] == ["late", "early"]
 
 
-def test_named_window_feeds_its_readers() -> None:
+def test_named_window_feeds_its_readers_with_event_kinds_kept() -> None:
     text = app("define window W (k string, v int) length(2) output expired events;\n"
                "from S insert into W;\n"
-               "@info(name='q') from W select k, v insert into O;")
-    got = rows(feed(text, [(1, ("a", 1)), (2, ("b", 2)), (3, ("c", 3))]))
-    assert got == [(3, ["a", 1], False)]
+               "@info(name='q') from W select k, v insert expired events into O;\n"
+               "@info(name='c') from W select k, v insert into P;")
+    outputs = feed(text, [(1, ("a", 1)), (2, ("b", 2)), (3, ("c", 3))])
+    assert rows(outputs) == [(3, ["a", 1], True)]
+    assert rows(outputs, "c") == []  # W emits only expired events; 'insert into' wants current
 
 
 def test_events_older_than_the_clock_do_not_move_it() -> None:
@@ -326,3 +329,63 @@ def test_cron_schedule_next_instants() -> None:
     assert every_five.next_after(5000) == 10000
     hourly = CronSchedule("0 0 * * * ?")
     assert hourly.next_after(0) == 3600_000
+
+
+# -- frequent windows (expected values: siddhi-core's own tests and a JVM run) --------------------
+
+PURCHASE = "define stream purchase (cardNo string, price float);"
+CARDS = [("3234-3244-2432-4124", 73.36), ("1234-3244-2432-123", 46.36),
+         ("5768-3244-2432-5646", 48.36), ("9853-3244-2432-4125", 78.36)]
+
+
+def purchases(query: str, events: list[tuple[str, float]]) -> list[OutputEvent]:
+    text = app("@info(name='q') from purchase[price >= 30]" + query, PURCHASE)
+    return feed(text, [(i, e) for i, e in enumerate(events)], "purchase", batch_size=3)
+
+
+def test_frequent_expires_in_concurrent_hash_map_order() -> None:
+    outputs = purchases("#window.frequent(2) select cardNo, price insert all events into O;",
+                        CARDS * 2)
+    assert sum(not o.expired for o in outputs) == 8
+    expired = [o.data[0][:4] for o in outputs if o.expired]
+    assert expired == ["1234", "3234", "9853", "5768", "1234", "3234"]  # as the JVM orders
+
+
+def test_frequent_by_key_and_lossy_frequent_counts() -> None:
+    keyed = [CARDS[0], CARDS[1], (CARDS[0][0], 78.36), (CARDS[1][0], 86.36), CARDS[2]] * 2
+    outputs = purchases("#window.frequent(2, cardNo) select cardNo insert all events into O;",
+                        keyed)
+    assert (sum(not o.expired for o in outputs), sum(o.expired for o in outputs)) == (8, 0)
+    lossy = CARDS * 25 + [("1124-3244-2432-4126", 78.36)] * 2
+    outputs = purchases("#window.lossyFrequent(0.1, 0.01) select cardNo insert all events "
+                        "into O;", lossy)
+    assert (sum(not o.expired for o in outputs), sum(o.expired for o in outputs)) == (100, 0)
+    first = [("3224-3244-2432-4124", 73.36)]
+    by_card = first + [CARDS[0], (CARDS[0][0], 78.36), (CARDS[1][0], 86.36),
+                       (CARDS[0][0], 48.36)] * 25
+    outputs = purchases("#window.lossyFrequent(0.3, 0.05, cardNo) select cardNo insert all "
+                        "events into O;", by_card)
+    assert (sum(not o.expired for o in outputs), sum(o.expired for o in outputs)) == (101, 1)
+
+
+# -- cron and session latency ------------------------------------------------------------------
+
+def test_cron_window_flushes_on_event_time_instants() -> None:
+    text = app("@info(name='q') from S#window.cron('*/5 * * * * ?') select k "
+               "insert all events into O;")
+    got = rows(feed(text, [(1000, ("a", 1)), (2000, ("b", 1)), (6000, ("c", 1)),
+                           (11000, ("d", 1))]))
+    assert got == [(1000, ["a"], False), (2000, ["b"], False), (11000, ["a"], True),
+                   (11000, ["b"], True), (6000, ["c"], False)]
+
+
+def test_session_with_allowed_latency_keeps_a_closed_session_for_late_events() -> None:
+    text = app("@info(name='q') from S#window.session(1 sec, k, 500) select k, v "
+               "insert all events into O;")
+    got = rows(feed(text, [(1000, ("a", 1)), (2100, ("a", 2)), (1900, ("a", 3)),
+                           (5000, ("a", 4))]))
+    # The late event (1900) joins the closed session, which merges with the next one; both
+    # expire together once their latency has passed.
+    assert got[:3] == [(1000, ["a", 1], False), (2100, ["a", 2], False),
+                       (1900, ["a", 3], False)]
+    assert sorted(r[1][1] for r in got if r[2]) == [1, 2, 3]

@@ -424,3 +424,42 @@ def test_batch_aggregate_emits_last_of_chunk(events: list[Ev], batches: list[int
         batch = events[start:start + n]
         expected.append((batch[-1][0], (sum(e[2] for e in batch), n), False))
     assert got == expected
+
+
+# -- micro-batch invariance for everything without a model ------------------------------------
+
+INVARIANT = [
+    ("#window.frequent(2)", "k, v", ""),
+    ("#window.frequent(2, k)", "k, v", ""),
+    ("#window.lossyFrequent(0.3, 0.1, k)", "k, v", ""),
+    ("#window.lossyFrequent(0.2)", "k, v", ""),
+    ("#window.session(2 sec, k, 1 sec)", "k, v", ""),
+    ("#window.externalTimeBatch(et, 2 sec, 0, 1 sec)", "k, v", ""),
+    ("#window.externalTimeBatch(et, 2 sec, et, 0, true)", "k, v, et", ""),
+    ("#window.timeBatch(1 sec, 500)", "k, sum(v) as s", "group by k"),
+    ("#window.timeBatch(1 sec, true)", "k, v", ""),
+    ("#window.lengthBatch(3, true)", "k, count() as c", ""),
+    ("#window.expression('sum(v) < 30 and eventTimestamp(last) - eventTimestamp(first) "
+     "< 3000')", "k, v", ""),
+    ("#window.expressionBatch('count() < 3', true)", "k, max(v) as m", ""),
+    ("#window.expressionBatch('last.v >= first.v', false, true)", "k, v", ""),
+    ("#window.cron('*/2 * * * * ?')", "k, v", ""),
+    ("#window.length(3)", "k, v, sum(v) as s", "output snapshot every 1 sec"),
+    ("#window.length(3)", "k, sum(v) as s", "group by k output snapshot every 1 sec"),
+    ("#window.time(1 sec)", "sum(v) as s, count() as c", "output snapshot every 2 sec"),
+    ("", "k, sum(v) as s", "group by k output snapshot every 1 sec"),
+    ("#window.lengthBatch(2)", "k, v", "output all every 1 sec"),
+    ("#window.length(2)", "k, max(v) as m", "group by k output last every 2 sec"),
+    ("#window.sort(3, v, 'desc', k)", "k, avg(v) as a", "group by k output first every 3 events"),
+    ("#window.time(2 sec)", "k, v", "order by v desc limit 2 offset 1"),
+    ("#window.batch(2)", "k, unionSet(createSet(v)) as u, minForever(v) as lo", ""),
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(event_lists(max_size=30), cuts, st.sampled_from(INVARIANT))
+def test_any_micro_batching_gives_the_same_output(events: list[Ev], batches: list[int],
+                                                   config: tuple[str, str, str]) -> None:
+    window, select, extra = config
+    analyzed = analysed(window, select, extra)
+    assert run(analyzed, events, batches) == run(analyzed, events, [])

@@ -119,3 +119,10 @@ def test_pattern_references_and_tables() -> None:
     assert analyzed.streams["P"].schema() == [("k", "STRING"), ("first", "DOUBLE"),
                                               ("last", "DOUBLE")]
     assert [q.target_kind for q in analyzed.queries] == ["stream", "table"]
+
+
+def test_aggregation_definition_takes_incremental_aggregators_only() -> None:
+    error = _fault("define stream S (k string, v double, ts long);\n"
+                   "define aggregation A from S select k, stdDev(v) as sd group by k\n"
+                   "aggregate by ts every sec ... min;")
+    assert error.line == 2 and "stdDev" in error.message

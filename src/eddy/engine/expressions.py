@@ -117,7 +117,7 @@ class SparkExpressionCompiler:
         return False
 
     def _numeric(self, expr: ast.Expression, target: AttrType) -> Column:
-        return self.compile(expr).cast(spark_type(target))
+        return fs.cast_number(self.compile(expr), self.type_of(expr), target)
 
     def _binary(self, expr: ast.BinaryOperation) -> Column:
         op = expr.op

@@ -104,6 +104,16 @@ def parse_number(c: Column, t: AttrType) -> Column:
     return F.when(~spark_only, c.cast(spark_type(t)))
 
 
+def cast_number(c: Column, source: AttrType, target: AttrType) -> Column:
+    """Java's primitive conversion between numeric types (non-ANSI casts truncate and
+    saturate like Java's). An int or long rounded to float gets ``+ 0.0f``: Spark's
+    optimizer would otherwise merge ``cast(cast(l as float) as double)`` into
+    ``cast(l as double)`` and lose the rounding Java does."""
+    if target == FLOAT and source in (INT, LONG):
+        return c.cast(FloatType()) + F.lit(0.0).cast(FloatType())
+    return c.cast(spark_type(target))
+
+
 def convert(c: Column, source: AttrType, target: AttrType) -> Column:
     """``convert(x, 'type')``: Java's primitive casts between numbers (non-ANSI Spark casts
     truncate and saturate the same way), parse* from strings, ``Boolean.parseBoolean``."""
@@ -115,7 +125,7 @@ def convert(c: Column, source: AttrType, target: AttrType) -> Column:
         return F.lower(c) == "true" if source == STRING else c == F.lit(1)
     if source == STRING:
         return parse_number(c, target)
-    return c.cast(spark_type(target))
+    return cast_number(c, source, target)
 
 
 def variant_is(v: Column, t: AttrType) -> Column:
@@ -163,7 +173,8 @@ def _round(c: Column, t: AttrType) -> Column:
     fl = F.floor(d)
     r = fl + F.when(d - fl.cast(DoubleType()) >= 0.5, 1).otherwise(0)
     return F.when(F.isnan(d), F.lit(0)).when(d >= float(hi), F.lit(hi)) \
-        .when(d <= float(lo), F.lit(lo)).otherwise(F.least(F.greatest(r, F.lit(lo)), F.lit(hi))) \
+        .when(d <= float(lo), F.lit(lo)).when(d.isNotNull(), F.least(F.greatest(r, F.lit(lo)),
+                                                                     F.lit(hi))) \
         .cast(spark_type(t))
 
 
@@ -172,7 +183,8 @@ def _extreme(a: Column, b: Column, larger: bool) -> Column:
     a, b = _dbl(a), _dbl(b)
     zeros = -((-a) + (-b)) if not larger else a + b  # -0.0 + 0.0 is 0.0
     pick = F.greatest(a, b) if larger else F.least(a, b)
-    return F.when(F.isnan(a) | F.isnan(b), F.lit(math.nan)) \
+    return F.when(a.isNull() | b.isNull(), F.lit(None)) \
+        .when(F.isnan(a) | F.isnan(b), F.lit(math.nan)) \
         .when((a == b) & (a == 0), zeros).otherwise(pick)
 
 
@@ -414,7 +426,7 @@ FUNCTIONS: dict[str, Builder] = {
     "math:log2": lambda a, t, k, r: java_ln(a[0]) / F.lit(math.log(2.0)),
     "math:max": lambda a, t, k, r: _extreme(a[0], a[1], larger=True),
     "math:min": lambda a, t, k, r: _extreme(a[0], a[1], larger=False),
-    "math:oct": lambda a, t, k, r: F.conv(_unsigned(a[0], t[0]).cast(StringType()), 10, 8),
+    "math:oct": lambda a, t, k, r: F.conv(F.hex(_unsigned(a[0], t[0])), 16, 8),
     "math:parseDouble": lambda a, t, k, r: parse_number(a[0], DOUBLE),
     "math:parseFloat": lambda a, t, k, r: parse_number(a[0], FLOAT),
     "math:parseInt": lambda a, t, k, r: parse_number(a[0], INT),

@@ -21,6 +21,7 @@ from eddy.lang.scope import Scope, SemanticError, Source, schema_text
 from eddy.lang.selection import check_selector
 from eddy.lang.semantic import AnalyzedApp, OutputKind, PartitionInfo, QueryInfo, StreamInfo
 from eddy.lang.typecheck import ExpressionTyper
+from eddy.lang.walk import state_streams
 
 
 class _Deferred(Exception):
@@ -85,6 +86,8 @@ class Analyzer:
         raise SemanticError(f"stream '{name}' is not defined", span, hint)
 
     def table_source(self, name: str) -> Source | None:
+        """Table ``name`` as an input (``expr in T`` sees its columns), or None if it is not
+        a table."""
         info = self.result.streams.get(name)
         if info is None or info.kind != "table":
             return None
@@ -92,6 +95,7 @@ class Analyzer:
 
     # -- driver ---------------------------------------------------------------------------
     def run(self) -> AnalyzedApp:
+        """Checks the app; raises :class:`SiddhiAppError` with every fault, in text order."""
         app = self.result.app
         for info, issue in check_definitions(app, self.typer, self.functions, self.lookup):
             if issue is not None:
@@ -214,7 +218,7 @@ class Analyzer:
             case ast.StateInputStream():
                 scope = state_scope(self, input_stream)
                 names = tuple(dict.fromkeys(
-                    _input_name(s) for s in _state_streams(input_stream.state)))
+                    _input_name(s) for s in state_streams(input_stream.state)))
                 return scope, names
             case ast.AnonymousInputStream():
                 inner = self._query(input_stream.query, -1, self.partition_index)
@@ -320,34 +324,21 @@ def _input_name(stream: ast.SingleInputStream) -> str:
     return f"#{stream.stream}" if stream.inner else stream.stream
 
 
-def _state_streams(state: ast.StateElement) -> list[ast.SingleInputStream]:
-    match state:
-        case ast.StreamStateElement() | ast.AbsentStreamStateElement():
-            return [state.stream]
-        case ast.LogicalStateElement():
-            return _state_streams(state.left) + _state_streams(state.right)
-        case ast.CountStateElement() | ast.EveryStateElement():
-            return _state_streams(state.element)
-        case ast.NextStateElement():
-            return _state_streams(state.element) + _state_streams(state.next)
-    return []
+def _queries(element: ast.ExecutionElement) -> tuple[ast.Query, ...]:
+    return element.queries if isinstance(element, ast.Partition) else (element,)
 
 
 def _targets(element: ast.ExecutionElement) -> set[str]:
     """Streams an element defines by ``insert into`` (inner ones as ``#name``)."""
-    queries = element.queries if isinstance(element, ast.Partition) else (element,)
     found: set[str] = set()
-    for query in queries:
+    for query in _queries(element):
         if isinstance(query.output, ast.InsertIntoStream):
             found.add(("#" if query.output.inner else "") + query.output.target)
     return found
 
 
 def _all_queries(app: ast.SiddhiApp) -> list[ast.Query]:
-    found: list[ast.Query] = []
-    for element in app.elements:
-        found.extend(element.queries if isinstance(element, ast.Partition) else (element,))
-    return found
+    return [query for element in app.elements for query in _queries(element)]
 
 
 def analyze(app: ast.SiddhiApp, source: str = "", filename: str | None = None) -> AnalyzedApp:

@@ -31,6 +31,7 @@ class AttrType(str, Enum):
 
     @property
     def is_numeric(self) -> bool:
+        """INT, LONG, FLOAT or DOUBLE: the types arithmetic and ``<``/``>`` accept."""
         return self in (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 
     @property
@@ -71,6 +72,7 @@ class Annotation(Node):
     annotations: tuple[Annotation, ...] = ()
 
     def is_named(self, name: str) -> bool:
+        """Whether this is the annotation ``name``, ignoring case."""
         return self.name.lower() == name.lower()
 
     def get(self, key: str, default: str | None = None) -> str | None:
@@ -86,6 +88,7 @@ class Annotation(Node):
         return tuple(e.value for e in self.elements if e.key is None)
 
     def nested(self, name: str) -> tuple[Annotation, ...]:
+        """The nested annotations called ``name``, such as the ``@map`` of a ``@source``."""
         return tuple(a for a in self.annotations if a.is_named(name))
 
 
@@ -147,6 +150,7 @@ class FunctionCall(Expression):
 
     @property
     def qualified_name(self) -> str:
+        """``name`` or ``ns:name``, as the function registry knows it."""
         return f"{self.namespace}:{self.name}" if self.namespace else self.name
 
 
@@ -166,6 +170,8 @@ class BinaryOperation(Expression):
 
 @dataclass(frozen=True)
 class Not(Expression):
+    """``not expr``."""
+
     expression: Expression
 
 
@@ -254,6 +260,7 @@ class SingleInputStream(InputStream):
 
     @property
     def window(self) -> Window | None:
+        """The stream's window, if one of its handlers is."""
         for handler in self.handlers:
             if isinstance(handler, Window):
                 return handler
@@ -287,6 +294,7 @@ class JoinInputStream(InputStream):
 
     @property
     def is_outer(self) -> bool:
+        """Whether events that match nothing on the other side are emitted too."""
         return "outer" in self.join_type
 
 
@@ -378,6 +386,9 @@ class OutputAttribute(Node):
 
 @dataclass(frozen=True)
 class OrderByAttribute(Node):
+    """One ``order by`` item. ``explicit`` records a written ``asc``/``desc``; it takes no
+    part in equality, since ``asc`` is the default."""
+
     variable: Variable
     descending: bool = False
     explicit: bool = field(default=False, compare=False)
@@ -423,6 +434,8 @@ class OutputStream(Node):
 
 @dataclass(frozen=True)
 class InsertIntoStream(OutputStream):
+    """``insert into S``; ``inner`` for ``#S``, ``fault`` for ``!S``."""
+
     target: str = ""
     inner: bool = False
     fault: bool = False
@@ -430,18 +443,24 @@ class InsertIntoStream(OutputStream):
 
 @dataclass(frozen=True)
 class SetAssignment(Node):
+    """``T.column = value`` in the ``set`` clause of an update."""
+
     variable: Variable
     value: Expression
 
 
 @dataclass(frozen=True)
 class DeleteStream(OutputStream):
+    """``delete T on condition``."""
+
     target: str = ""
     on: Expression | None = None
 
 
 @dataclass(frozen=True)
 class UpdateStream(OutputStream):
+    """``update T set … on condition``; ``set`` is None when the clause is left out."""
+
     target: str = ""
     set: tuple[SetAssignment, ...] | None = None
     on: Expression | None = None
@@ -449,6 +468,9 @@ class UpdateStream(OutputStream):
 
 @dataclass(frozen=True)
 class UpdateOrInsertStream(OutputStream):
+    """``update or insert into T set … on condition``: update the rows that match, else
+    insert the event."""
+
     target: str = ""
     set: tuple[SetAssignment, ...] | None = None
     on: Expression | None = None
@@ -465,6 +487,8 @@ class ReturnStream(OutputStream):
 
 @dataclass(frozen=True)
 class Query(Node):
+    """``from … select … [output …] insert into …;`` with its annotations."""
+
     annotations: tuple[Annotation, ...]
     input: InputStream
     selector: Selector
@@ -488,6 +512,8 @@ class ValuePartitionType(Node):
 
 @dataclass(frozen=True)
 class RangePartitionCondition(Node):
+    """``condition as 'key'``: events meeting the condition share the partition ``key``."""
+
     condition: Expression
     key: str
 
@@ -505,6 +531,8 @@ PartitionType: TypeAlias = ValuePartitionType | RangePartitionType
 
 @dataclass(frozen=True)
 class Partition(Node):
+    """``partition with (…) begin … end;``: the queries run once per partition key."""
+
     annotations: tuple[Annotation, ...]
     partition_types: tuple[PartitionType, ...]
     queries: tuple[Query, ...]
@@ -519,6 +547,8 @@ ExecutionElement: TypeAlias = Query | Partition
 
 @dataclass(frozen=True)
 class Attribute(Node):
+    """``name type``: one column of a schema."""
+
     name: str
     type: AttrType
 
@@ -533,11 +563,15 @@ class Definition(Node):
 
 @dataclass(frozen=True)
 class StreamDefinition(Definition):
+    """``define stream S (…)``."""
+
     attributes: tuple[Attribute, ...] = ()
 
 
 @dataclass(frozen=True)
 class TableDefinition(Definition):
+    """``define table T (…)``; annotations give its ``@store``, ``@primaryKey``, ``@index``."""
+
     attributes: tuple[Attribute, ...] = ()
 
 
@@ -623,6 +657,9 @@ class OnDemandQuery(Node):
 
 @dataclass(frozen=True)
 class SiddhiApp(Node):
+    """A whole app: app annotations, definitions, and queries and partitions in written
+    order."""
+
     annotations: tuple[Annotation, ...]
     definitions: tuple[Definition, ...]
     elements: tuple[ExecutionElement, ...]

@@ -12,14 +12,17 @@ from collections.abc import Callable, Iterator
 from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
 from eddy.lang.errors import AppIssue, Span
-from eddy.lang.functions import REGISTRY, TypeMismatch
+from eddy.lang.functions import INCREMENTAL_AGGREGATORS, REGISTRY, TypeMismatch
 from eddy.lang.scope import Scope, SemanticError, Source, schema_text
 from eddy.lang.selection import check_selector
 from eddy.lang.semantic import StreamInfo, StreamKind
 from eddy.lang.typecheck import ExpressionTyper, constant_value
+from eddy.lang.walk import walk_expression
 
-Lookup = Callable[..., StreamInfo]
+Lookup = Callable[[str, Span], StreamInfo]
+"""The element a name refers to, or a :class:`SemanticError` (the analyser's ``lookup``)."""
 Checked = tuple[StreamInfo | None, AppIssue | None]
+"""One definition's element, or the fault that stops it."""
 
 TRIGGERED_TIME = Attribute("triggered_time", AttrType.LONG)
 _KINDS: dict[type[ast.Definition], StreamKind] = {
@@ -157,6 +160,7 @@ def _aggregation(definition: ast.AggregationDefinition, typer: ExpressionTyper,
             raise SemanticError("an aggregation's input takes filters only", handler.span)
         typer.expect_bool(handler.expression, scope, "a filter")
     outputs, _ = check_selector(definition.selector, scope, typer)
+    _check_incremental_aggregators(definition)
     if definition.aggregate_by is not None:
         found = typer.infer(definition.aggregate_by, scope)
         if found not in (AttrType.LONG, AttrType.STRING):
@@ -165,6 +169,19 @@ def _aggregation(definition: ast.AggregationDefinition, typer: ExpressionTyper,
                 f"not {found.value}", definition.aggregate_by.span)
     _check_durations(definition)
     return StreamInfo(definition.name, "aggregation", outputs, definition.span, definition)
+
+
+def _check_incremental_aggregators(definition: ast.AggregationDefinition) -> None:
+    """Only some aggregators can be rolled up from seconds to years; Siddhi rejects others."""
+    for item in definition.selector.attributes or ():
+        for expr in walk_expression(item.expression):
+            if isinstance(expr, ast.FunctionCall) and \
+                    REGISTRY.is_aggregate(expr.namespace, expr.name) and \
+                    (expr.namespace is not None or expr.name not in INCREMENTAL_AGGREGATORS):
+                allowed = ", ".join(sorted(INCREMENTAL_AGGREGATORS))
+                raise SemanticError(
+                    f"'{expr.qualified_name}' cannot be used in an aggregation definition",
+                    expr.span, f"incremental aggregations support {allowed}")
 
 
 def _check_durations(definition: ast.AggregationDefinition) -> None:

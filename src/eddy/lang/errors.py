@@ -45,10 +45,12 @@ class AppIssue:
 
     @property
     def line(self) -> int:
+        """The 1-based line the fault starts on."""
         return self.span.line
 
     @property
     def column(self) -> int:
+        """The 0-based column the fault starts at."""
         return self.span.column
 
 

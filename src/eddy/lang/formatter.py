@@ -63,15 +63,15 @@ from eddy.lang.ast import (
     Definition, DeleteStream, EveryStateElement, Expression, Filter, FunctionCall,
     FunctionDefinition, In, InputStream, InsertIntoStream, IsNull, IsNullStream,
     JoinInputStream, LogicalStateElement, Negate, NextStateElement, Not, OnDemandQuery,
-    OutputAttribute, OutputRate, OutputStream, Partition, PartitionType, Query,
-    RangePartitionType, ReturnStream, Selector, SetAssignment, SiddhiApp, SingleInputStream,
-    StateElement, StateInputStream, StoreInput, StreamDefinition, StreamFunction,
-    StreamHandler, StreamStateElement, TableDefinition, TimeConstant, TriggerDefinition,
-    UpdateOrInsertStream, UpdateStream, ValuePartitionType, Variable, Window, WindowDefinition,
+    OutputAttribute, OutputRate, OutputStream, Partition, PartitionType, Query, ReturnStream,
+    Selector, SetAssignment, SiddhiApp, SingleInputStream, StateElement, StateInputStream,
+    StoreInput, StreamDefinition, StreamHandler, StreamStateElement, TableDefinition,
+    TimeConstant, TriggerDefinition, UpdateOrInsertStream, UpdateStream, ValuePartitionType,
+    Variable, Window, WindowDefinition,
 )
 
-__all__ = ["format_annotation", "format_app", "format_expression", "format_on_demand",
-           "format_query", "format_time"]
+__all__ = ["format_annotation", "format_app", "format_expression", "format_input",
+           "format_on_demand", "format_query", "format_selector_tail", "format_time"]
 
 INDENT = "    "
 
@@ -358,7 +358,8 @@ def _state_input(s: StateInputStream) -> str:
     return text
 
 
-def _input(i: InputStream) -> str:
+def format_input(i: InputStream) -> str:
+    """A query's input as its ``from`` clause writes it, without the ``from``."""
     if isinstance(i, SingleInputStream):
         return _single_input(i)
     if isinstance(i, JoinInputStream):
@@ -383,11 +384,18 @@ def _output_attribute(a: OutputAttribute) -> str:
 
 def _selector_clauses(s: Selector) -> list[str]:
     if s.attributes is None:
-        clauses = ["select *"]
+        select = "select *"
     elif not s.attributes:
         raise ValueError("a selector needs at least one attribute (or None for '*')")
     else:
-        clauses = ["select " + ", ".join(_output_attribute(a) for a in s.attributes)]
+        select = "select " + ", ".join(_output_attribute(a) for a in s.attributes)
+    return [select, *format_selector_tail(s)]
+
+
+def format_selector_tail(s: Selector) -> list[str]:
+    """The clauses after the select list, those present of ``group by``, ``having``,
+    ``order by``, ``limit`` and ``offset``; ``eddy explain`` shows them as query steps."""
+    clauses: list[str] = []
     if s.group_by:
         clauses.append("group by " + ", ".join(_variable(v) for v in s.group_by))
     if s.having is not None:
@@ -441,7 +449,7 @@ def _output(o: OutputStream) -> str:
 def _query_clauses(q: Query) -> list[str]:
     """The clauses of a query, one per line; a clause holds a newline only inside a string."""
     clauses = [format_annotation(a) for a in q.annotations]
-    clauses.append(f"from {_input(q.input)}")
+    clauses.append(f"from {format_input(q.input)}")
     clauses += _selector_clauses(q.selector)
     if q.output_rate is not None:
         clauses.append(_output_rate(q.output_rate))

@@ -92,6 +92,8 @@ class Param:
     choices: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        """``<INT|LONG> name`` for messages; in brackets when optional, ``...`` after a
+        variadic one."""
         text = f"<{types_text(self.types)}> {self.name}" + ("..." if self.variadic else "")
         return f"[{text}]" if self.optional else text
 
@@ -204,6 +206,7 @@ class TypeMismatch(Exception):
 # ---------------------------------------------------------------------------------------------
 
 def sig(*params: Param) -> Signature:
+    """The signature of ``params``, in order."""
     return Signature(tuple(params))
 
 

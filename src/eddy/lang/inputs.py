@@ -7,15 +7,16 @@ windows and stream functions are checked on the way, since they see the same inp
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Protocol
 
 from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
-from eddy.lang.functions import REGISTRY, TypeMismatch
+from eddy.lang.errors import Span
+from eddy.lang.functions import REGISTRY, Kind, TypeMismatch
 from eddy.lang.scope import Scope, SemanticError, Source, SourceKind
 from eddy.lang.semantic import StreamInfo
 from eddy.lang.typecheck import ExpressionTyper, constant_value
+from eddy.lang.walk import walk_states
 
 
 class StreamLookup(Protocol):
@@ -23,16 +24,20 @@ class StreamLookup(Protocol):
 
     typer: ExpressionTyper
 
-    def lookup(self, name: str, span: ast.Span, *, inner: bool = False) -> StreamInfo: ...
-
-    def table_source(self, name: str) -> Source | None: ...
+    def lookup(self, name: str, span: Span, *, inner: bool = False) -> StreamInfo:
+        """The element ``name`` refers to (an inner ``#`` stream when ``inner``)."""
+        ...
 
 
 AGG_TIMESTAMP = Attribute("AGG_TIMESTAMP", AttrType.LONG)
+# Elements whose events arrive one at a time: only these can be windowed or matched by a pattern.
+_EVENT_KINDS = ("stream", "inner", "trigger")
 
 
 def source_of(info: StreamInfo, refs: frozenset[str], *, pattern_state: bool = False,
               counted: bool = False) -> Source:
+    """``info`` as an input that ``refs`` qualify; an aggregation shows its bucket start,
+    ``AGG_TIMESTAMP``, as its first attribute, as Siddhi's aggregation joins do."""
     kind: SourceKind = info.kind
     attributes = info.attributes
     if info.kind == "aggregation":
@@ -40,10 +45,10 @@ def source_of(info: StreamInfo, refs: frozenset[str], *, pattern_state: bool = F
     return Source(info.name, kind, attributes, refs, counted=counted, pattern_state=pattern_state)
 
 
-def name_span(stream: ast.SingleInputStream) -> ast.Span:
+def name_span(stream: ast.SingleInputStream) -> Span:
     """The span of the stream's name alone (after any ``#``/``!``), for faults about it."""
     start = stream.span.column + (1 if stream.inner or stream.fault else 0)
-    return ast.Span(stream.span.line, start, stream.span.line, start + len(stream.stream))
+    return Span(stream.span.line, start, stream.span.line, start + len(stream.stream))
 
 
 def _stream_info(ctx: StreamLookup, stream: ast.SingleInputStream) -> StreamInfo:
@@ -76,7 +81,7 @@ def check_handlers(ctx: StreamLookup, stream: ast.SingleInputStream, source: Sou
         if isinstance(handler, ast.Filter):
             ctx.typer.expect_bool(handler.expression, local, "a filter")
             continue
-        kind = "window" if isinstance(handler, ast.Window) else "stream"
+        kind: Kind = "window" if isinstance(handler, ast.Window) else "stream"
         if kind == "window" and not windows_allowed:
             raise SemanticError(f"a window cannot be used on '{stream.stream}' here", handler.span,
                                 _window_hint(source))
@@ -116,11 +121,15 @@ def single_scope(ctx: StreamLookup, stream: ast.SingleInputStream) -> Scope:
             f"{info.kind} '{info.name}' cannot be the input of a streaming query", stream.span,
             f"join it with a stream, or read it with an on-demand query 'from {info.name} "
             "select …'")
-    refs = frozenset({stream.stream} | ({stream.alias} if stream.alias else set()))
-    source = source_of(info, refs)
+    source = source_of(info, _qualifiers(stream))
     source = check_handlers(ctx, stream, source, Scope((source,)),
-                            windows_allowed=info.kind not in ("window",))
+                            windows_allowed=info.kind != "window")
     return Scope((source,))
+
+
+def _qualifiers(stream: ast.SingleInputStream) -> frozenset[str]:
+    """The names that qualify a stream's attributes: its id and any ``as`` alias."""
+    return frozenset({stream.stream} | ({stream.alias} if stream.alias else set()))
 
 
 def join_scope(ctx: StreamLookup, join: ast.JoinInputStream) -> Scope:
@@ -129,8 +138,7 @@ def join_scope(ctx: StreamLookup, join: ast.JoinInputStream) -> Scope:
     infos: list[StreamInfo] = []
     for side in (join.left, join.right):
         info = _stream_info(ctx, side)
-        refs = frozenset({side.stream} | ({side.alias} if side.alias else set()))
-        sides.append(source_of(info, refs))
+        sides.append(source_of(info, _qualifiers(side)))
         infos.append(info)
     if join.left.reference == join.right.reference:
         raise SemanticError(
@@ -143,8 +151,7 @@ def join_scope(ctx: StreamLookup, join: ast.JoinInputStream) -> Scope:
     checked: list[Source] = []
     for side, source, info in zip((join.left, join.right), sides, infos):
         checked.append(check_handlers(ctx, side, source, scope,
-                                      windows_allowed=info.kind == "stream"
-                                      or info.kind == "inner" or info.kind == "trigger"))
+                                      windows_allowed=info.kind in _EVENT_KINDS))
     scope = Scope(tuple(checked))
     aggregation = next((i for i in infos if i.kind == "aggregation"), None)
     if aggregation is not None:
@@ -166,24 +173,9 @@ def join_scope(ctx: StreamLookup, join: ast.JoinInputStream) -> Scope:
     return scope
 
 
-def _walk_states(state: ast.StateElement) -> Iterator[ast.StateElement]:
-    yield state
-    match state:
-        case ast.LogicalStateElement():
-            yield from _walk_states(state.left)
-            yield from _walk_states(state.right)
-        case ast.CountStateElement():
-            yield from _walk_states(state.element)
-        case ast.EveryStateElement():
-            yield from _walk_states(state.element)
-        case ast.NextStateElement():
-            yield from _walk_states(state.element)
-            yield from _walk_states(state.next)
-
-
 def state_scope(ctx: StreamLookup, pattern: ast.StateInputStream) -> Scope:
     """Scope of a pattern or sequence: one input per state, named by its event reference."""
-    states = list(_walk_states(pattern.state))
+    states = list(walk_states(pattern.state))
     counted = {id(s.element) for s in states if isinstance(s, ast.CountStateElement)}
     for s in states:
         if isinstance(s, ast.CountStateElement):
@@ -221,6 +213,6 @@ def state_scope(ctx: StreamLookup, pattern: ast.StateInputStream) -> Scope:
 
 
 def _expect_stream(info: StreamInfo, stream: ast.SingleInputStream) -> None:
-    if info.kind not in ("stream", "inner", "trigger"):
+    if info.kind not in _EVENT_KINDS:
         raise SemanticError(f"{info.kind} '{info.name}' cannot be used in a pattern or sequence",
                             stream.span)

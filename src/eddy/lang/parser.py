@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -39,13 +39,15 @@ from lark.lexer import PatternStr
 
 from eddy.lang.ast import Expression, OnDemandQuery, SiddhiApp
 from eddy.lang.errors import AppIssue, SiddhiAppError, Span, did_you_mean
-from eddy.lang.transform import AstBuilder, token_span
+from eddy.lang.transform import AstBuilder
+from eddy.lang.transform_base import token_span
 
 __all__ = ["GRAMMAR_PATH", "MAX_ERRORS", "parse", "parse_expression", "parse_on_demand"]
 
 GRAMMAR_PATH = Path(__file__).with_name("siddhiql.lark")
 MAX_ERRORS = 20
 _STARTS = ["siddhi_app", "on_demand_query", "expression_only", "recover"]
+_Built = TypeVar("_Built", SiddhiApp, OnDemandQuery, Expression)
 
 # How expected tokens are named in messages, most useful first; the rest follow by name.
 _TOKEN_CLASSES = {"ID": "a name", "QUOTED_ID": "a name", "STRING": "a string",
@@ -90,20 +92,23 @@ def _lark() -> Lark:
 
 def parse(text: str, filename: str | None = None) -> SiddhiApp:
     """Parses a whole Siddhi app; raises SiddhiAppError listing every syntax error found."""
-    return _parse(text, "siddhi_app", filename, recover=True)  # type: ignore[no-any-return]
+    return _parse(text, "siddhi_app", SiddhiApp, filename, recover=True)
 
 
 def parse_on_demand(text: str) -> OnDemandQuery:
     """Parses an on-demand (store) query such as ``from T on T.k == 'a' select v;``."""
-    return _parse(text, "on_demand_query", None, recover=False)  # type: ignore[no-any-return]
+    return _parse(text, "on_demand_query", OnDemandQuery, None, recover=False)
 
 
 def parse_expression(text: str) -> Expression:
     """Parses a single expression such as ``price * 2 > 10 and not ok``."""
-    return _parse(text, "expression_only", None, recover=False)  # type: ignore[no-any-return]
+    return _parse(text, "expression_only", Expression, None, recover=False)
 
 
-def _parse(text: str, start: str, filename: str | None, recover: bool) -> Any:
+def _parse(text: str, start: str, built: type[_Built], filename: str | None,
+           recover: bool) -> _Built:
+    """The AST that grammar rule ``start`` builds from ``text``; ``recover`` goes on after the
+    first syntax error to report the later ones too."""
     with _gc_paused():
         try:
             tree = _lark().parse(text, start=start)
@@ -118,6 +123,9 @@ def _parse(text: str, start: str, filename: str | None, recover: bool) -> Any:
     if builder.issues:
         issues = sorted(builder.issues, key=lambda i: (i.span.line, i.span.column))
         raise SiddhiAppError(issues, source=text, filename=filename)
+    if not isinstance(result, built):
+        raise AssertionError(f"rule {start!r} built a {type(result).__name__}, not a "
+                             f"{built.__name__}")
     return result
 
 

@@ -9,14 +9,13 @@ Faults are :class:`SemanticError` carrying the span of the offending reference.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from eddy.lang.ast import Attribute, AttrType, Variable
 from eddy.lang.errors import AppIssue, Span, did_you_mean
 
-SourceKind = Literal["stream", "table", "window", "aggregation", "trigger", "inner", "fault",
-                     "output"]
+SourceKind = Literal["stream", "table", "window", "aggregation", "trigger", "inner", "output"]
 
 
 class SemanticError(Exception):
@@ -48,6 +47,7 @@ class Source:
     pattern_state: bool = False
 
     def attribute(self, name: str) -> Attribute | None:
+        """This input's attribute called ``name``, if it has one."""
         for attribute in self.attributes:
             if attribute.name == name:
                 return attribute
@@ -55,6 +55,7 @@ class Source:
 
     @property
     def label(self) -> str:
+        """How messages name this input: ``'S'``, or ``'S' (as 'a')`` when aliased."""
         other = sorted(r for r in self.refs if r != self.stream)
         return f"'{self.stream}'" + (f" (as '{other[0]}')" if other else "")
 
@@ -68,6 +69,7 @@ class Resolved:
 
     @property
     def type(self) -> AttrType:
+        """The type of the attribute the variable names."""
         return self.attribute.type
 
 
@@ -83,18 +85,21 @@ class Scope:
     sources: tuple[Source, ...] = ()
     current: Source | None = None
     outputs: tuple[Attribute, ...] = ()
-    tables: frozenset[str] = field(default_factory=frozenset)
 
     def with_current(self, source: Source) -> Scope:
-        return Scope(self.sources, source, self.outputs, self.tables)
+        """This scope as seen from a filter or handler of ``source``."""
+        return Scope(self.sources, source, self.outputs)
 
     def with_outputs(self, outputs: tuple[Attribute, ...]) -> Scope:
-        return Scope(self.sources, self.current, outputs, self.tables)
+        """This scope with the selected attributes, for ``having`` and ``order by``."""
+        return Scope(self.sources, self.current, outputs)
 
     def with_source(self, source: Source) -> Scope:
-        return Scope(self.sources + (source,), self.current, self.outputs, self.tables)
+        """This scope with one more input (the table of ``expr in T``)."""
+        return Scope(self.sources + (source,), self.current, self.outputs)
 
     def by_ref(self, ref: str) -> Source | None:
+        """The input that ``ref`` (a stream id, alias or event name) qualifies, if any."""
         for source in self.sources:
             if ref in source.refs:
                 return source

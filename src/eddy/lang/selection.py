@@ -7,33 +7,18 @@ selected names; ``group by`` sees the inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
 from eddy.lang.functions import REGISTRY
 from eddy.lang.scope import Scope, SemanticError
 from eddy.lang.typecheck import ExpressionTyper, constant_value
-
-
-def walk(expr: ast.Expression) -> Iterator[ast.Expression]:
-    """``expr`` and every expression nested in it."""
-    yield expr
-    match expr:
-        case ast.BinaryOperation():
-            yield from walk(expr.left)
-            yield from walk(expr.right)
-        case ast.Not() | ast.Negate() | ast.IsNull() | ast.In():
-            yield from walk(expr.expression)
-        case ast.FunctionCall():
-            for arg in expr.args:
-                yield from walk(arg)
+from eddy.lang.walk import walk_expression
 
 
 def has_aggregate(expr: ast.Expression) -> bool:
     """Whether ``expr`` calls an aggregate function anywhere."""
     return any(isinstance(e, ast.FunctionCall) and REGISTRY.is_aggregate(e.namespace, e.name)
-               for e in walk(expr))
+               for e in walk_expression(expr))
 
 
 def check_selector(selector: ast.Selector, scope: Scope,

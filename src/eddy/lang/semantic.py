@@ -35,6 +35,7 @@ class StreamInfo:
 
     @property
     def implicit(self) -> bool:
+        """Whether the stream exists only because a query inserts into it."""
         return self.definition is None
 
     def schema(self) -> list[tuple[str, str]]:
@@ -42,7 +43,7 @@ class StreamInfo:
         return [(a.name, a.type.value) for a in self.attributes]
 
 
-OutputKind = Literal["stream", "table", "window", "inner", "fault", "return"]
+OutputKind = Literal["stream", "table", "window", "inner", "return"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ class QueryInfo:
 
 @dataclass(frozen=True)
 class PartitionInfo:
+    """One partition after analysis: the streams it partitions, the inner ``#`` streams its
+    queries define, and those queries."""
+
     partition: ast.Partition
     index: int
     streams: tuple[str, ...]
@@ -90,6 +94,7 @@ class AnalyzedApp:
 
     @property
     def name(self) -> str:
+        """The ``@app:name``, or ``SiddhiApp`` as Siddhi names an app without one."""
         return self.app.name or "SiddhiApp"
 
     def type_of(self, expr: ast.Expression) -> AttrType:
@@ -101,6 +106,7 @@ class AnalyzedApp:
         return {name: info.schema() for name, info in self.streams.items()}
 
     def query(self, query_id: str) -> QueryInfo:
+        """The query with id ``query_id``; KeyError if there is none."""
         for info in self.queries:
             if info.id == query_id:
                 return info

@@ -2,19 +2,19 @@
 
 The grammar (``siddhiql.lark``) accepts a slight superset where that keeps it LALR(1): a
 window is one of a stream's handlers, patterns and sequences share one element grammar. The
-checks that narrow it back to Siddhi's language live here and are reported as syntax issues
-at the offending text, so an app is either well formed or rejected with every such fault.
+checks that narrow it back to Siddhi's language live here (for patterns and sequences in
+:mod:`eddy.lang.transform_states`) and are reported as syntax issues at the offending text, so
+an app is either well formed or rejected with every such fault.
 
-Normalisations, so that equal apps give equal ASTs: an unparenthesised chain ``A -> B -> C``
-is right-nested (``Next(A, Next(B, C))``) and parentheses keep their grouping; names lose
-their back-quotes; keywords are lower-cased; literals get their Siddhi type and ``-1`` is a
-:class:`~eddy.lang.ast.Constant` (but ``-(1)`` is a :class:`~eddy.lang.ast.Negate`).
+Normalisations, so that equal apps give equal ASTs: names lose their back-quotes; keywords are
+lower-cased; literals get their Siddhi type and ``-1`` is a :class:`~eddy.lang.ast.Constant`
+(but ``-(1)`` is a :class:`~eddy.lang.ast.Negate`); pattern chains are right-nested (see
+:mod:`eddy.lang.transform_states`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from functools import partialmethod
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
@@ -22,7 +22,9 @@ from lark import Token, Tree
 from lark.tree import Meta
 
 from eddy.lang import ast
-from eddy.lang.errors import AppIssue, Span
+from eddy.lang.errors import Span
+from eddy.lang.transform_base import meta_span
+from eddy.lang.transform_states import StateRules
 
 _N = TypeVar("_N", bound=ast.OutputStream)
 _INT_MAX = 2**31 - 1
@@ -48,17 +50,6 @@ _OPERATORS: dict[str, ast.BinaryOperator] = {
     "gt_op": ">", "lt_op": "<", "add_op": "+", "sub_op": "-", "mul_op": "*", "div_op": "/",
     "mod_op": "%",
 }
-
-
-def meta_span(meta: Meta) -> Span:
-    """A lark rule position (1-based columns) as a :class:`Span` (0-based, end exclusive)."""
-    return Span(meta.line, meta.column - 1, meta.end_line, meta.end_column - 1)
-
-
-def token_span(token: Token) -> Span:
-    """A lark token position as a :class:`Span`."""
-    return Span(token.line or 0, (token.column or 1) - 1, token.end_line or 0,
-                (token.end_column or 1) - 1)
 
 
 def unquote(text: str) -> str:
@@ -91,33 +82,10 @@ class _Ref(NamedTuple):
     event_index: int | None = None
 
 
-class _Count(NamedTuple):
-    min_count: int
-    max_count: int | None
-    notation: Literal["collect", "*", "+", "?"]
-    span: Span
-
-
 class _TimePart(NamedTuple):
     rank: int
     millis: int
     span: Span
-
-
-@dataclass(frozen=True)
-class _State:
-    """A pattern/sequence element with the facts its enclosing stream must check."""
-
-    element: ast.StateElement
-    separators: frozenset[str] = frozenset()  # '->' and ',' used in parenthesised groups
-    starred: tuple[Span, ...] = ()            # where '*', '+' or '?' counts are
-    untimed_absent: bool = False              # `not S` without `for`: only in `X and not S`
-
-
-def _is_absent(element: ast.StateElement) -> bool:
-    if isinstance(element, ast.EveryStateElement):
-        element = element.element
-    return isinstance(element, ast.AbsentStreamStateElement)
 
 
 def _split_annotations(children: list[Any]) -> tuple[tuple[ast.Annotation, ...], list[Any]]:
@@ -146,16 +114,17 @@ class _Reduce(NamedTuple):
     tree: Tree[Token]
 
 
-class AstBuilder:
+class AstBuilder(StateRules):
     """Turns the tree of one parse into AST nodes; ``issues`` collects structural faults.
 
     Each grammar rule (or alias) ``r`` maps through the method ``r(meta, children)``, where
-    the children are already mapped. The walk is iterative, not lark's recursive Transformer,
+    the children are already mapped; the pattern and sequence rules come from
+    :class:`~eddy.lang.transform_states.StateRules`. The walk is iterative, not lark's recursive Transformer,
     so a long chain like ``a + b + … + z`` cannot exhaust the stack, and it is ~3x faster.
     """
 
     def __init__(self) -> None:
-        self.issues: list[AppIssue] = []
+        super().__init__()
         self._edge_literals: dict[tuple[int, int], Span] = {}  # 2147483648 is fine only as -…
 
     def build(self, root: Tree[Token]) -> Any:
@@ -179,9 +148,6 @@ class AstBuilder:
             else:
                 values.append(item)
         return values[0]
-
-    def _fault(self, message: str, span: Span, hint: str | None = None) -> None:
-        self.issues.append(AppIssue("syntax", message, span, hint))
 
     def finish(self) -> None:
         """Reports the integer literals one past the maximum that no minus sign claimed."""
@@ -352,113 +318,6 @@ class AstBuilder:
         inner = children[0]
         query = inner.query if isinstance(inner, ast.AnonymousInputStream) else inner
         return ast.AnonymousInputStream(query, span=meta_span(meta))
-
-    # -- patterns and sequences ---------------------------------------------------------------
-
-    def _state(self, item: Any) -> _State:
-        """An element as a :class:`_State`; a plain source becomes an unnamed stream state."""
-        if isinstance(item, _State):
-            return item
-        self._check_no_window(item)
-        return _State(ast.StreamStateElement(item, None, span=item.span))
-
-    def _check_no_window(self, stream: ast.SingleInputStream) -> None:
-        if stream.window is not None:
-            self._fault("a pattern or sequence input cannot have a window", stream.window.span)
-
-    def _chain(self, items: list[Any], separator: str) -> _State:
-        """``A sep B sep C`` as ``Next(A, Next(B, C))``."""
-        states = [self._state(i) for i in items]
-        if len(states) > 1 and all(_is_absent(s.element) for s in states):
-            span = states[0].element.span.cover(states[-1].element.span)
-            self._fault("a chain of only absent streams ('not …') has nothing to wait for", span,
-                        "add a stream that must arrive, as in 'e1=A -> not B for 5 sec'")
-        result = states[-1].element
-        for state in reversed(states[:-1]):
-            result = ast.NextStateElement(state.element, result,
-                                          span=state.element.span.cover(result.span))
-        return _State(result, frozenset({separator}).union(*(s.separators for s in states)),
-                      tuple(span for s in states for span in s.starred),
-                      any(s.untimed_absent for s in states))
-
-    def named_source(self, meta: Meta, children: list[Any]) -> _State:
-        ref, stream = children
-        self._check_no_window(stream)
-        return _State(ast.StreamStateElement(stream, str(ref), span=meta_span(meta)))
-
-    def collect(self, meta: Meta, children: list[Token]) -> _Count:
-        text = "".join(children)
-        low, colon, high = text.partition(":")
-        if not colon:
-            return _Count(int(low), int(low), "collect", meta_span(meta))
-        return _Count(int(low or 0), int(high) if high else None, "collect", meta_span(meta))
-
-    def sequence_count(self, meta: Meta, children: list[Token]) -> _Count:
-        symbol = cast(Literal["*", "+", "?"], str(children[0]))
-        low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}[symbol]
-        return _Count(low, high, symbol, meta_span(meta))
-
-    def counted_state(self, meta: Meta, children: list[Any]) -> _State:
-        state, count = self._state(children[0]), children[1]
-        element = cast(ast.StreamStateElement, state.element)
-        counted = ast.CountStateElement(element, count.min_count, count.max_count,
-                                        count.notation, span=meta_span(meta))
-        starred = (count.span,) if count.notation != "collect" else ()
-        return _State(counted, starred=starred)
-
-    def every_state(self, meta: Meta, children: list[Any]) -> _State:
-        state = self._state(children[0])
-        every = ast.EveryStateElement(state.element, span=meta_span(meta))
-        return dataclasses.replace(state, element=every)
-
-    def absent_state(self, meta: Meta, children: list[Any]) -> _State:
-        self._check_no_window(children[0])
-        return _State(ast.AbsentStreamStateElement(children[0], children[1],
-                                                   span=meta_span(meta)))
-
-    def absent_operand(self, meta: Meta, children: list[Any]) -> _State:
-        self._check_no_window(children[0])
-        element = ast.AbsentStreamStateElement(children[0], None, span=meta_span(meta))
-        return _State(element, untimed_absent=True)
-
-    def logical_state(self, meta: Meta, children: list[Any]) -> _State:
-        op = cast(Literal["and", "or"], children[1].lower())
-        left, right = self._state(children[0]), self._state(children[2])
-        untimed = [s for s in (left, right) if s.untimed_absent]
-        absent = [s for s in (left, right) if isinstance(s.element, ast.AbsentStreamStateElement)]
-        if untimed and (op == "or" or len(absent) == 2):
-            self._fault(f"'not' in '{op}' needs a waiting time here ('not S for 5 sec')",
-                        untimed[0].element.span)
-        element = ast.LogicalStateElement(left.element, op, right.element, span=meta_span(meta))
-        return _State(element, starred=left.starred + right.starred)
-
-    def _group(self, meta: Meta, children: list[Any], separator: str) -> _State:
-        return self._chain(children, separator)
-
-    pattern_group = partialmethod(_group, separator="->")
-    sequence_group = partialmethod(_group, separator=",")
-
-    def _state_stream(self, meta: Meta, children: list[Any],
-                      kind: Literal["pattern", "sequence"]) -> ast.StateInputStream:
-        """A pattern or sequence: its elements, then maybe ``within <time>``."""
-        within = children[-1] if isinstance(children[-1], ast.TimeConstant) else None
-        items = children[:-1] if within is not None else children
-        separator = "->" if kind == "pattern" else ","
-        state = self._chain(items, separator)
-        if len(state.separators) > 1:
-            self._fault(f"a {kind} separates its elements with '{separator}' only",
-                        meta_span(meta))
-        if kind == "pattern":
-            for span in state.starred:
-                self._fault("'*', '+' and '?' are for sequences; a pattern counts with <n:m>",
-                            span)
-        if state.untimed_absent:
-            self._fault("'not S' needs a waiting time here ('not S for 5 sec')",
-                        state.element.span)
-        return ast.StateInputStream(kind, state.element, within, span=meta_span(meta))
-
-    pattern_stream = partialmethod(_state_stream, kind="pattern")
-    sequence_stream = partialmethod(_state_stream, kind="sequence")
 
     # -- selection, output rate, outputs ------------------------------------------------------
 

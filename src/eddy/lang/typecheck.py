@@ -41,6 +41,8 @@ def constant_value(expr: ast.Expression) -> object | None:
 
 
 def is_constant(expr: ast.Expression) -> bool:
+    """Whether ``expr`` is a literal, a time value or a negated one; unlike
+    :func:`constant_value`, which gives None for it, ``null`` counts."""
     if isinstance(expr, (ast.Constant, ast.TimeConstant)):
         return True
     return isinstance(expr, ast.Negate) and is_constant(expr.expression)
@@ -67,6 +69,8 @@ class ExpressionTyper:
 
     def expect_bool(self, expr: ast.Expression, scope: Scope, what: str,
                     *, aggregates: bool = False) -> None:
+        """Types ``expr`` and faults unless it is a condition (BOOL, or an OBJECT that may
+        hold one); ``what`` names it in the message (``"a filter"``)."""
         found = self.infer(expr, scope, aggregates=aggregates)
         if found not in (AttrType.BOOL, AttrType.OBJECT):
             raise SemanticError(f"{what} must be a condition (BOOL), but this is {found.value}",
@@ -171,7 +175,7 @@ class ExpressionTyper:
         if spec is None:
             guess = (self.registry.suggest("scalar", call.namespace, call.name)
                      or self.registry.suggest("aggregate", call.namespace, call.name)
-                     or _closest(call.name, self.functions))
+                     or did_you_mean(call.name, self.functions))
             raise SemanticError(f"function '{call.qualified_name}' is not defined", call.span,
                                 f"did you mean '{guess}'?" if guess else None)
         inner_aggregates = aggregates and spec.kind != "aggregate"
@@ -198,7 +202,3 @@ def _describe(expr: ast.Expression) -> str:
     if isinstance(expr, ast.Constant):
         return f"the constant {expr.value!r}"
     return "the operand"
-
-
-def _closest(name: str, names: Mapping[str, object]) -> str | None:
-    return did_you_mean(name, list(names))

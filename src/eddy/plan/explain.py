@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from eddy.lang import ast
-from eddy.lang.formatter import format_expression
+from eddy.lang.formatter import format_expression, format_input, format_selector_tail
 from eddy.lang.scope import schema_text
-from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.lang.semantic import AnalyzedApp, QueryInfo, StreamInfo
 from eddy.plan.model import AppPlan, ExecutionGroup, Subscription
 
 
@@ -32,8 +32,9 @@ def _single(stream: ast.SingleInputStream) -> list[str]:
     return [name] + [_handler(h) for h in stream.handlers]
 
 
-def _input_steps(query: ast.Query) -> list[str]:
-    source = query.input
+def _input_steps(source: ast.InputStream) -> list[str]:
+    """The input as steps: a stream and each of its handlers, or one step for a join, a
+    pattern or sequence, or an anonymous query."""
     match source:
         case ast.SingleInputStream():
             return _single(source)
@@ -47,30 +48,19 @@ def _input_steps(query: ast.Query) -> list[str]:
                 within += f" per {format_expression(source.per)}" if source.per else ""
             return [f"{source.join_type}({left} | {right}{side}){on}{within}"]
         case ast.StateInputStream():
-            from eddy.lang.formatter import format_query
-            text = format_query(query).split("\n")
-            body = next(line for line in text if line.startswith("from "))[5:]
-            return [f"{source.kind}({body})"]
+            return [f"{source.kind}({format_input(source)})"]
         case ast.AnonymousInputStream():
-            return ["(" + " -> ".join(_input_steps(source.query)) + ")"]
+            return ["(" + " -> ".join(_input_steps(source.query.input)) + ")"]
     return [type(source).__name__]
 
 
-def _select_step(info: QueryInfo) -> list[str]:
+def _select_steps(info: QueryInfo) -> list[str]:
+    """The selection as steps: the selected names (not expressions, which can be long), the
+    other selector clauses as written, and the output rate."""
     selector = info.query.selector
     steps = ["select " + ("*" if selector.attributes is None else
                           ", ".join(a.name for a in info.outputs))]
-    if selector.group_by:
-        steps.append("group by " + ", ".join(format_expression(v) for v in selector.group_by))
-    if selector.having is not None:
-        steps.append(f"having {format_expression(selector.having)}")
-    if selector.order_by:
-        steps.append("order by " + ", ".join(
-            format_expression(o.variable) + (" desc" if o.descending else "")
-            for o in selector.order_by))
-    for word, expr in (("limit", selector.limit), ("offset", selector.offset)):
-        if expr is not None:
-            steps.append(f"{word} {format_expression(expr)}")
+    steps += format_selector_tail(selector)
     rate = info.query.output_rate
     if rate is not None:
         every = f"{rate.value} events" if rate.unit == "events" else f"{rate.value} ms"
@@ -79,24 +69,26 @@ def _select_step(info: QueryInfo) -> list[str]:
     return steps
 
 
+_TABLE_VERBS = {ast.DeleteStream: "delete from", ast.UpdateStream: "update",
+                ast.UpdateOrInsertStream: "update or insert into"}
+
+
 def _output_step(info: QueryInfo) -> str:
     output = info.query.output
-    events = "" if output.event_type == "current" else f"{output.event_type} events "
     if isinstance(output, ast.ReturnStream):
         return "return"
-    verb = {ast.InsertIntoStream: "insert", ast.DeleteStream: "delete from",
-            ast.UpdateStream: "update", ast.UpdateOrInsertStream: "update or insert into"}
     target = ("#" if info.target_kind == "inner" else "") + (info.target or "")
-    word = verb[type(output)]
-    if word == "insert":
+    if isinstance(output, ast.InsertIntoStream):
+        events = "" if output.event_type == "current" else f"{output.event_type} events "
         return f"insert {events}into {target}"
-    return f"{word} {info.target_kind} {target}"
+    return f"{_TABLE_VERBS[type(output)]} {info.target_kind} {target}"
 
 
 def query_json(info: QueryInfo) -> dict[str, Any]:
+    """One query as ``eddy explain --json`` shows it: inputs, operators, output, schema."""
     return {
         "id": info.id, "inputs": list(info.inputs),
-        "operators": _input_steps(info.query)[1:] + _select_step(info),
+        "operators": _input_steps(info.query.input)[1:] + _select_steps(info),
         "output": _output_step(info), "target": info.target, "target_kind": info.target_kind,
         "schema": [[a.name, a.type.value] for a in info.outputs],
         "aggregates": info.aggregates, "partition": info.partition,
@@ -148,17 +140,14 @@ def explain_text(analyzed: AnalyzedApp, plan: AppPlan) -> str:
     out = [f"app {plan.app}" + (" (distributed)" if plan.distributed else ""), "", "streams"]
     width = max((len(s) for s in analyzed.streams), default=0)
     for stream in analyzed.streams.values():
-        role = "input" if stream.name in plan.inputs else \
-            "output" if stream.name in plan.outputs else stream.kind
-        if stream.kind == "stream" and role == "stream":
-            role = "internal"
         implicit = ", implicit" if stream.implicit else ""
         out.append(f"  {stream.name:<{width}}  {schema_text(stream.attributes)}  "
-                   f"[{role}{implicit}]")
+                   f"[{_role(stream, plan)}{implicit}]")
     out += ["", "queries"]
     for info in analyzed.queries:
-        steps = _input_steps(info.query) + _select_step(info) + [_output_step(info)]
-        where = f" (partition-{_partition_no(analyzed, info)})" if info.partition is not None else ""
+        steps = _input_steps(info.query.input) + _select_steps(info) + [_output_step(info)]
+        where = (f" (partition-{_partition_no(analyzed, info)})"
+                 if info.partition is not None else "")
         out.append(f"  {info.id}{where}: " + " -> ".join(steps))
     if analyzed.partitions:
         out += ["", "partitions"]
@@ -186,9 +175,20 @@ def explain_text(analyzed: AnalyzedApp, plan: AppPlan) -> str:
         for topic in plan.topics:
             source = ", ".join(topic.producers) or "app input"
             to = ", ".join(f"{g} ({s})" for g, s in topic.consumers)
-            parts = f", {topic.partitions} partitions by {topic.key}" if topic.partitions > 1 else ""
+            parts = (f", {topic.partitions} partitions by {topic.key}"
+                     if topic.partitions > 1 else "")
             out.append(f"  {topic.name}: {source} -> {to}{parts}")
     return "\n".join(out) + "\n"
+
+
+def _role(stream: StreamInfo, plan: AppPlan) -> str:
+    """``input`` or ``output`` of the app, ``internal`` for a stream between queries, else the
+    element's kind (``table``, ``window``, …)."""
+    if stream.name in plan.inputs:
+        return "input"
+    if stream.name in plan.outputs:
+        return "output"
+    return "internal" if stream.kind == "stream" else stream.kind
 
 
 def _partition_no(analyzed: AnalyzedApp, info: QueryInfo) -> int:

@@ -22,6 +22,9 @@ from eddy.plan.wiring import assign_partitions, find_cycle
 
 
 class PlanError(Exception):
+    """One fault in how the app asks to be deployed (``@dist``, partitions, groups); raised
+    inside the planner and reported as a :class:`SiddhiAppError`."""
+
     def __init__(self, message: str, span: Span, hint: str | None = None) -> None:
         super().__init__(message)
         self.issue = AppIssue("semantic", message, span, hint)
@@ -32,11 +35,10 @@ def _dist(annotations: tuple[ast.Annotation, ...]) -> ast.Annotation | None:
 
 
 def _parallel(annotation: ast.Annotation | None) -> int:
-    text = annotation.get("parallel") if annotation else None
-    if text is None:
+    """The instance count ``@dist(parallel='n')`` asks for; 1 when not given."""
+    if annotation is None or (text := annotation.get("parallel")) is None:
         return 1
     if not text.strip().isdigit() or int(text) < 1:
-        assert annotation is not None
         raise PlanError(f"@dist parallel must be a positive whole number, not '{text}'",
                         annotation.span)
     return int(text)
@@ -51,7 +53,8 @@ def _is_stateful(info: QueryInfo) -> bool:
     return info.aggregates or query.output_rate is not None or info.target_kind == "table"
 
 
-def _joins_aggregation(info: QueryInfo, analyzed: AnalyzedApp) -> str | None:
+def _joined_aggregation(info: QueryInfo, analyzed: AnalyzedApp) -> str | None:
+    """The aggregation the query joins with, if any."""
     for name in info.inputs:
         stream = analyzed.streams.get(name)
         if stream is not None and stream.kind == "aggregation":
@@ -60,6 +63,8 @@ def _joins_aggregation(info: QueryInfo, analyzed: AnalyzedApp) -> str | None:
 
 
 class _Planner:
+    """Plans one analysed app; use :func:`build_plan`."""
+
     def __init__(self, analyzed: AnalyzedApp) -> None:
         self.analyzed = analyzed
         self.app_name = analyzed.name
@@ -67,6 +72,8 @@ class _Planner:
 
     # -- elements ----------------------------------------------------------------------------
     def elements(self) -> list[tuple[Element, ast.Annotation | None]]:
+        """Every query, partition and aggregation with its ``@dist`` annotation: queries
+        and partitions in written order, then the aggregations."""
         by_index: dict[int, list[QueryInfo]] = defaultdict(list)
         for info in self.analyzed.queries:
             by_index[info.index].append(info)
@@ -77,10 +84,10 @@ class _Planner:
             if isinstance(element, ast.Partition):
                 partition_no += 1
                 for inner in element.queries:
-                    if _dist(inner.annotations) is not None:
+                    inner_dist = _dist(inner.annotations)
+                    if inner_dist is not None:
                         raise PlanError("@dist cannot annotate a query inside a partition",
-                                        _dist(inner.annotations).span,  # type: ignore[union-attr]
-                                        "annotate the partition instead")
+                                        inner_dist.span, "annotate the partition instead")
                 found.append((self._partition(element, partition_no, infos),
                               _dist(element.annotations)))
             else:
@@ -92,12 +99,9 @@ class _Planner:
                                       definition.span), None))
         return found
 
-    def _global(self, names: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(n for n in dict.fromkeys(names) if not n.startswith("#"))
-
     def _query(self, info: QueryInfo) -> Element:
         outputs = (info.target,) if info.target and info.target_kind != "inner" else ()
-        return Element(info.id, "query", (info.id,), self._global(info.inputs), outputs,
+        return Element(info.id, "query", (info.id,), _global_streams(info.inputs), outputs,
                        _is_stateful(info), (), info.query.span)
 
     def _partition(self, partition: ast.Partition, number: int,
@@ -109,14 +113,15 @@ class _Planner:
             elif self.distributed:
                 raise PlanError("range partitions cannot be distributed; use a value partition "
                                 "('<attribute> of <stream>')", ptype.span)
-        inputs = self._global(tuple(n for i in infos for n in i.inputs))
+        inputs = _global_streams(tuple(n for i in infos for n in i.inputs))
         outputs = tuple(dict.fromkeys(i.target for i in infos
                                       if i.target and i.target_kind != "inner"))
         return Element(f"partition-{number}", "partition", tuple(i.id for i in infos), inputs,
                        outputs, True, tuple(keys), partition.span)
 
     # -- groups ------------------------------------------------------------------------------
-    def groups(self) -> AppPlan:
+    def plan(self) -> AppPlan:
+        """The app's elements gathered into execution groups, then wired with topics."""
         elements = self.elements()
         if not self.distributed:
             group = ExecutionGroup(self.app_name, 1, tuple(e for e, _ in elements), (), ())
@@ -156,7 +161,7 @@ class _Planner:
         for name, items in list(members.items()):
             for element in list(items):
                 for query_id in element.queries:
-                    aggregation = _joins_aggregation(by_id[query_id], self.analyzed)
+                    aggregation = _joined_aggregation(by_id[query_id], self.analyzed)
                     if aggregation is None or self._is_stored(aggregation):
                         continue
                     target = aggregation_of[aggregation]
@@ -166,9 +171,7 @@ class _Planner:
                     break
 
     def _is_stored(self, aggregation: str) -> bool:
-        definition = self.analyzed.streams[aggregation].definition
-        store = ast.find_annotation(definition.annotations, "store") if definition else None
-        return store is not None and (store.get("type") or "").lower() != "in-memory"
+        return _has_store(self.analyzed.streams[aggregation].definition)
 
     def _check_parallel_group(self, group: ExecutionGroup) -> None:
         if group.parallel == 1:
@@ -178,7 +181,7 @@ class _Planner:
             if element.kind == "partition":
                 continue
             info = by_id[element.queries[0]]
-            if _is_stateful(info) and _joins_aggregation(info, self.analyzed) is None:
+            if _is_stateful(info) and _joined_aggregation(info, self.analyzed) is None:
                 raise PlanError(
                     f"query '{info.id}' keeps state (a window, join, pattern, aggregate, rate "
                     f"limit or table), so it cannot run in {group.parallel} parallel instances "
@@ -187,15 +190,10 @@ class _Planner:
             for name in info.inputs:
                 stream = self.analyzed.streams.get(name)
                 if stream is not None and stream.kind in ("table", "window") and \
-                        not self._has_store(stream.definition):
+                        not _has_store(stream.definition):
                     raise PlanError(f"in-memory {stream.kind} '{name}' can only be used by a "
                                     "group with parallel 1", info.query.span,
                                     "give the table a @store, or lower the parallelism")
-
-    @staticmethod
-    def _has_store(definition: ast.Definition | None) -> bool:
-        return definition is not None and \
-            ast.find_annotation(definition.annotations, "store") is not None
 
     # -- wiring ------------------------------------------------------------------------------
     def _wire(self, groups: list[ExecutionGroup]) -> AppPlan:
@@ -212,7 +210,7 @@ class _Planner:
             subscriptions: list[Subscription] = []
             reads = dict.fromkeys(n for e in group.elements for n in e.inputs)
             for stream in reads:
-                if streams[stream].kind not in ("stream",):
+                if streams[stream].kind != "stream":
                     continue
                 made = producers.get(stream, [])
                 if made == [group.name]:
@@ -279,6 +277,18 @@ class _Planner:
         return Span(1, 0, 1, 0)
 
 
+def _global_streams(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` once each, in order, without the partition-local ``#`` streams."""
+    return tuple(n for n in dict.fromkeys(names) if not n.startswith("#"))
+
+
+def _has_store(definition: ast.Definition | None) -> bool:
+    """Whether a table, window or aggregation lives in an external store (shared by
+    every instance) rather than in one process's memory."""
+    store = ast.find_annotation(definition.annotations, "store") if definition else None
+    return store is not None and (store.get("type") or "").lower() != "in-memory"
+
+
 def _uses_dist(app: ast.SiddhiApp) -> bool:
     for element in app.elements:
         queries = element.queries if isinstance(element, ast.Partition) else ()
@@ -290,6 +300,6 @@ def _uses_dist(app: ast.SiddhiApp) -> bool:
 def build_plan(analyzed: AnalyzedApp) -> AppPlan:
     """The execution groups and topics of an analysed app; faults as SiddhiAppError."""
     try:
-        return _Planner(analyzed).groups()
+        return _Planner(analyzed).plan()
     except PlanError as fault:
         raise SiddhiAppError([fault.issue], analyzed.source, analyzed.filename) from None

@@ -44,6 +44,9 @@ class Subscription:
 
 @dataclass(frozen=True)
 class ExecutionGroup:
+    """Elements that run together as one Spark streaming query, in ``parallel`` instances;
+    ``inputs`` are the topics it reads, ``outputs`` the streams it publishes to others."""
+
     name: str
     parallel: int
     elements: tuple[Element, ...]
@@ -52,6 +55,7 @@ class ExecutionGroup:
 
     @property
     def queries(self) -> tuple[str, ...]:
+        """The ids of the group's queries, those inside its partitions included."""
         return tuple(q for e in self.elements for q in e.queries)
 
 
@@ -74,6 +78,9 @@ class Topic:
 
 @dataclass(frozen=True)
 class AppPlan:
+    """An app's execution groups and topics. ``inputs`` are the streams fed from outside the
+    app, ``outputs`` the streams it produces that none of its elements reads."""
+
     app: str
     groups: tuple[ExecutionGroup, ...]
     topics: tuple[Topic, ...]
@@ -82,6 +89,7 @@ class AppPlan:
     distributed: bool
 
     def group(self, name: str) -> ExecutionGroup:
+        """The group called ``name``; KeyError if there is none."""
         for group in self.groups:
             if group.name == name:
                 return group

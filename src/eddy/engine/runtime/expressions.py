@@ -82,7 +82,7 @@ class ExpressionCompiler:
                   resolve: Callable[[ast.Variable], Getter]) -> Getter | None:
         if isinstance(expr, ast.FunctionCall):
             if is_aggregate_call(expr):
-                return self._aggregate(expr)
+                return self._aggregate(expr, resolve)
             if expr.name == "currentTimeMillis" and expr.namespace is None:
                 context = self.context
                 return lambda ctx: context.now
@@ -90,7 +90,8 @@ class ExpressionCompiler:
             raise CompileError("'in <table>' needs tables, which this runtime does not run yet")
         return None
 
-    def _aggregate(self, call: ast.FunctionCall) -> Getter:
+    def _aggregate(self, call: ast.FunctionCall,
+                   resolve: Callable[[ast.Variable], Getter]) -> Getter:
         if self.frame is None:
             raise CompileError(f"aggregate '{call.name}()' is not allowed here")
         if len(call.args) > 1:
@@ -99,7 +100,7 @@ class ExpressionCompiler:
         aggregator = make_aggregator(call.name, arg_type, self.track_future)
         slot = len(self.slots)
         self.slots.append(aggregator)
-        argument = self.compile(call.args[0]) if call.args else None
+        argument = self.compile(call.args[0], resolve=resolve) if call.args else None
         return _step(self.frame, slot, aggregator, argument, self.destroy_groups)
 
 

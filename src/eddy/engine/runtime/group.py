@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eddy.engine.runtime.context import Context
 from eddy.engine.runtime.events import CURRENT, to_float32
@@ -167,7 +167,8 @@ class Runtime:
         from eddy.engine.runtime.expressions import ExpressionCompiler
 
         compiler = ExpressionCompiler(self.analyzed.type_of, position_of, self.context)
-        args = WindowArgs(handler, self.analyzed.type_of, position_of, compiler.compile)
+        args = WindowArgs(handler, self.analyzed.type_of, position_of, compiler.compile,
+                          [a.type for a in info.attributes])
         window: Window = cls(self.context, args, event_type != "current",
                              name in _findable_windows(self.analyzed))
         if cls.scheduling:
@@ -253,3 +254,10 @@ class Runtime:
     def store_query(self, query_text: str) -> list[tuple[Any, ...]]:
         raise UnsupportedQuery("<store query>", "on-demand queries need tables, which this "
                                "runtime does not run yet")
+
+
+if TYPE_CHECKING:
+    from eddy.engine.runtime.model import GroupRuntime
+
+    def _implements_protocol(runtime: Runtime) -> GroupRuntime:
+        return runtime

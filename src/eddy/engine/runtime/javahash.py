@@ -14,6 +14,8 @@ window state. Tree bins (eight or more colliding keys in one bucket) are not mod
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -36,14 +38,38 @@ def string_hash(text: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
+def java_hash(value: Any) -> int:
+    """``Object.hashCode()`` of an attribute value as the JVM would compute it (Python's own
+    ``hash`` of a string changes from process to process)."""
+    if value is None:
+        return 0
+    if value is True or value is False:
+        return 1231 if value else 1237
+    if isinstance(value, str):
+        return string_hash(value)
+    if isinstance(value, float):
+        canonical = value if value == value else math.nan  # doubleToLongBits folds NaNs
+        bits: int = struct.unpack("<q", struct.pack("<d", canonical))[0]
+        folded = (bits ^ (bits >> 32)) & 0xFFFFFFFF
+        return folded - (1 << 32) if folded & 0x80000000 else folded
+    if isinstance(value, int):
+        if -(1 << 31) <= value < (1 << 31):
+            return value
+        folded = (value ^ (value >> 32)) & 0xFFFFFFFF
+        return folded - (1 << 32) if folded & 0x80000000 else folded
+    if isinstance(value, (set, frozenset)):
+        return sum(java_hash(v) for v in value) & 0xFFFFFFFF
+    return hash(value) & 0x7FFFFFFF
+
+
 def spread(h: int) -> int:
     """The bucket hash both maps use: the high half folded into the low half."""
     h &= 0xFFFFFFFF
     return (h ^ (h >> 16)) & _HASH_BITS
 
 
-def java_str(value: Any) -> str:
-    """``String.valueOf(value)`` for an attribute value."""
+def java_str(value: Any, single: bool = False) -> str:
+    """``String.valueOf(value)`` for an attribute value (``single``: a FLOAT attribute)."""
     if value is None:
         return "null"
     if value is True:
@@ -51,7 +77,7 @@ def java_str(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, float):
-        return java_float_text(value)
+        return java_float_text(value, single)
     return str(value)
 
 

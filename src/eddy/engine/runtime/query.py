@@ -140,6 +140,11 @@ class QueryRuntime:
     # -- the chain -------------------------------------------------------------------------
     def _from_window(self, chunk: Chunk, path: Path) -> None:
         chunks = self.window.process(chunk) if self.window is not None else [chunk]
+        self.select_and_emit(chunks, path)
+
+    def select_and_emit(self, chunks: list[Chunk], path: Path) -> None:
+        """The tail every query shares, whatever feeds it (a window here; a join or pattern
+        processor later): handlers after the window, selector, rate limiter, output."""
         emitted = 0
         selector, limiter = self.selector, self.limiter
         for piece in chunks:

@@ -117,7 +117,9 @@ class QueryBuilder:
         assert isinstance(query.input, ast.SingleInputStream)
         self.input = query.input
         self.source = info.scope.sources[0]
-        self.positions = {a.name: i for i, a in enumerate(self.source.attributes)}
+        self.positions: dict[str, int] = {}
+        for i, attribute in enumerate(self.source.attributes):
+            self.positions.setdefault(attribute.name, i)  # the scope resolves to the first
         self.expects_expired = query.output.event_type != "current"
         self.group_by = bool(query.selector.group_by)
         self.frame = Frame()
@@ -132,14 +134,14 @@ class QueryBuilder:
         post: list[Stage] = []
         window: Window | None = None
         mode = "BATCH"
-        width = len(self.source.attributes) - self._extra_width()
+        # How many attributes the events carry at each handler: stream functions append.
+        width = len(self.source.attributes) - sum(map(_added_width, self.input.handlers))
         for handler in self.input.handlers:
             if isinstance(handler, ast.Filter):
                 stage: Stage = FilterStage(plain.compile(handler.expression, condition=True))
             elif isinstance(handler, ast.StreamFunction):
                 stage = self._stream_function(handler, plain)
-                width += 3 if handler.name == "pol2Cart" and len(handler.args) == 3 else \
-                    2 if handler.name == "pol2Cart" else 0
+                width += _added_width(handler)
             else:
                 window = self._window(handler, plain, width)
                 mode = _combine_mode(mode, window.processing_mode)
@@ -153,14 +155,6 @@ class QueryBuilder:
         target = self.info.target if self.info.target_kind in ("stream", "window") else None
         return QueryRuntime(self.info.id, self.info.index, self.context, pre, window, post,
                             selector, limiter, target)
-
-    def _extra_width(self) -> int:
-        """Attributes the query's stream functions append to the input."""
-        extra = 0
-        for handler in self.input.handlers:
-            if isinstance(handler, ast.StreamFunction) and handler.name == "pol2Cart":
-                extra += 3 if len(handler.args) == 3 else 2
-        return extra
 
     def _stream_function(self, handler: ast.StreamFunction,
                          compiler: ExpressionCompiler) -> Stage:
@@ -177,7 +171,8 @@ class QueryBuilder:
     def _window(self, handler: ast.Window, compiler: ExpressionCompiler, width: int) -> Window:
         cls = window_class(handler.namespace, handler.name)
         assert cls is not None
-        args = WindowArgs(handler, self.analyzed.type_of, self.position_of, compiler.compile)
+        args = WindowArgs(handler, self.analyzed.type_of, self.position_of, compiler.compile,
+                          [a.type for a in self.source.attributes[:width]])
         try:
             window = cls(self.context, args, self.expects_expired)
         except (ValueError, TypeError) as error:
@@ -187,7 +182,10 @@ class QueryBuilder:
                 self.scheduler_index(f"window:{self.info.id}"), self.info.id)
         if isinstance(window, (ExpressionWindow, ExpressionBatchWindow)):
             attributes = tuple(self.source.attributes[:width])
-            window.bind(self.source.stream, self.source.refs, attributes)
+            try:
+                window.bind(self.source.stream, self.source.refs, attributes)
+            except ValueError as error:
+                raise UnsupportedQuery(self.info.id, str(error)) from error
         return window
 
     # -- selection -------------------------------------------------------------------------
@@ -310,6 +308,13 @@ def build_query(info: QueryInfo, analyzed: AnalyzedApp, context: Context,
         return QueryBuilder(info, analyzed, context, scheduler_index).build()
     except CompileError as error:
         raise UnsupportedQuery(info.id, str(error)) from error
+
+
+def _added_width(handler: ast.StreamHandler) -> int:
+    """How many attributes a handler appends to the events (``pol2Cart``: x, y [, z])."""
+    if isinstance(handler, ast.StreamFunction) and handler.name == "pol2Cart":
+        return 3 if len(handler.args) == 3 else 2
+    return 0
 
 
 def _combine_mode(current: str, update: str) -> str:

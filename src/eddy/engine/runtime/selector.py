@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
+from eddy.engine.runtime.evaluate import wrap_int
 from eddy.engine.runtime.events import CURRENT, EXPIRED, RESET, Event, OutEvent, java_compare
+from eddy.engine.runtime.javahash import java_hash
 
 Projector = Callable[[Event], tuple[Any, ...]]
 Condition = Callable[[tuple[Any, ...]], Any]
@@ -267,7 +269,7 @@ def _comparator(keys: list[OrderKey]) -> Callable[[OutEvent, OutEvent], int]:
             v1, v2 = out_a[key.position], out_b[key.position]
             if v1 is not None and v2 is not None:
                 if key.type_name == "OBJECT":
-                    diff = hash(v1) - hash(v2)
+                    diff = wrap_int(java_hash(v1) - java_hash(v2))  # an int subtraction
                     result = (diff > 0) - (diff < 0)
                 else:
                     result = java_compare(v1, v2)

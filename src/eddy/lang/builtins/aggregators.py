@@ -13,7 +13,6 @@ from eddy.lang.functions import (
     NUMERIC,
     FunctionSpec,
     Param,
-    Registry,
     fixed,
     same_as,
     sig,
@@ -55,8 +54,3 @@ SPECS: tuple[FunctionSpec, ...] = (
                  (sig(Param("set", typeset(AttrType.OBJECT))),), fixed(AttrType.OBJECT),
                  "Union of the sets (made with createSet()), as an OBJECT."),
 )
-
-
-def register(registry: Registry) -> None:
-    for spec in SPECS:
-        registry.register(spec)

@@ -18,7 +18,6 @@ from eddy.lang.functions import (
     PRIMITIVE,
     FunctionSpec,
     Param,
-    Registry,
     TypeMismatch,
     all_same_type,
     fixed,
@@ -76,7 +75,6 @@ def _pol2cart_attributes(types: Sequence[AttrType], constants: Sequence[object |
 def _instance_of(suffix: str, what: str) -> FunctionSpec:
     return FunctionSpec(None, f"instanceOf{suffix}", "scalar", (sig(Param("arg", ANY)),),
                         fixed(AttrType.BOOL), f"True when the value is {what}.")
-
 
 
 SCALARS: tuple[FunctionSpec, ...] = (
@@ -145,6 +143,5 @@ STREAM_FUNCTIONS: tuple[FunctionSpec, ...] = (
 )
 
 
-def register(registry: Registry) -> None:
-    for spec in SCALARS + STREAM_FUNCTIONS:
-        registry.register(spec)
+SPECS: tuple[FunctionSpec, ...] = SCALARS + STREAM_FUNCTIONS
+"""Every spec of this module, in registration order."""

@@ -18,7 +18,6 @@ from eddy.lang.functions import (
     NUMERIC,
     FunctionSpec,
     Param,
-    Registry,
     Signature,
     TypeMismatch,
     fixed,
@@ -122,6 +121,5 @@ AGGREGATORS: tuple[FunctionSpec, ...] = (
 )
 
 
-def register(registry: Registry) -> None:
-    for spec in SCALARS + AGGREGATORS:
-        registry.register(spec)
+SPECS: tuple[FunctionSpec, ...] = SCALARS + AGGREGATORS
+"""Every spec of this module, in registration order."""

@@ -16,7 +16,6 @@ from eddy.lang.functions import (
     PRIMITIVE,
     FunctionSpec,
     Param,
-    Registry,
     Signature,
     all_same_type,
     fixed,
@@ -121,6 +120,5 @@ STREAM_FUNCTIONS: tuple[FunctionSpec, ...] = (
 )
 
 
-def register(registry: Registry) -> None:
-    for spec in SCALARS + AGGREGATORS + STREAM_FUNCTIONS:
-        registry.register(spec)
+SPECS: tuple[FunctionSpec, ...] = SCALARS + AGGREGATORS + STREAM_FUNCTIONS
+"""Every spec of this module, in registration order."""

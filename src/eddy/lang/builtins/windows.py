@@ -15,7 +15,6 @@ from eddy.lang.functions import (
     NUMERIC,
     FunctionSpec,
     Param,
-    Registry,
     Signature,
     TypeMismatch,
     Validator,
@@ -137,6 +136,5 @@ WINDOWS: tuple[FunctionSpec, ...] = (
 )
 
 
-def register(registry: Registry) -> None:
-    for spec in WINDOWS:
-        registry.register(spec)
+SPECS: tuple[FunctionSpec, ...] = WINDOWS
+"""Every spec of this module, in registration order."""

@@ -12,7 +12,7 @@ runtime can snapshot it; the compiled parameter getters stay on the processor.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from eddy.engine.runtime.context import Context, Scheduler
@@ -30,9 +30,11 @@ class WindowArgs:
 
     def __init__(self, window: ast.Window, type_of: Callable[[ast.Expression], AttrType],
                  index_of: Callable[[ast.Variable], int],
-                 compile_expr: Callable[[ast.Expression], Getter]) -> None:
+                 compile_expr: Callable[[ast.Expression], Getter],
+                 attribute_types: Sequence[AttrType] = ()) -> None:
         self.window = window
         self.args = window.args
+        self.attribute_types = list(attribute_types)  # of the events reaching the window
         self._type_of = type_of
         self._index_of = index_of
         self._compile = compile_expr

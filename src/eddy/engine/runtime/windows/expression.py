@@ -27,7 +27,8 @@ from eddy.engine.runtime.selector import Frame
 from eddy.engine.runtime.windows.base import Chunk, Slots, Window, WindowArgs
 from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
-from eddy.lang.scope import Scope, Source
+from eddy.lang.errors import SiddhiAppError
+from eddy.lang.scope import Scope, SemanticError, Source
 from eddy.lang.typecheck import ExpressionTyper
 
 _TS = "\0timestamp"  # stands for eventTimestamp(first) and friends while typing
@@ -66,9 +67,12 @@ class ConditionCompiler:
         """The condition for ``text`` and how many aggregate tables it uses."""
         from eddy.lang.parser import parse_expression
 
-        expr = _rewrite(parse_expression(text))
         typer = ExpressionTyper({}, lambda name: None)
-        typer.expect_bool(expr, self.scope, "a window expression", aggregates=True)
+        try:
+            expr = _rewrite(parse_expression(text))
+            typer.expect_bool(expr, self.scope, "a window expression", aggregates=True)
+        except (SiddhiAppError, SemanticError) as error:
+            raise ValueError(f"window condition '{text}': {error}") from None
         self._kept.append(expr)  # the types are indexed by node id: keep the nodes alive
         compiler = ExpressionCompiler(lambda e: typer.types[id(e)], lambda v: 0,
                                       self.window.context, frame, track_future=True)
@@ -181,7 +185,8 @@ class ExpressionWindow(_ConditionWindow):
 
 
 class ExpressionBatchWindow(_ConditionWindow):
-    """``#window.expressionBatch(condition [, include.triggering.event [, stream.current.event]])``."""
+    """``#window.expressionBatch(condition [, include.triggering.event
+    [, stream.current.event]])``."""
 
     mode = "BATCH"
 

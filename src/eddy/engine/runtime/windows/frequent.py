@@ -12,10 +12,12 @@ Siddhi.
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 from eddy.engine.runtime.events import EXPIRED, Event
 from eddy.engine.runtime.javahash import ConcurrentHashOrder, java_str
 from eddy.engine.runtime.windows.base import Chunk, Slots, Window, WindowArgs
+from eddy.lang.ast import AttrType
 
 
 class FrequentState(Slots):
@@ -33,10 +35,15 @@ class _Keyed(Window):
     positions: list[int]
 
     def key(self, event: Event) -> str:
+        """The attributes' Java strings, concatenated (FLOATs printed as ``Float``)."""
         data = event[2]
-        if not self.positions:
-            return "".join(java_str(v) for v in data)
-        return "".join(java_str(data[p]) for p in self.positions)
+        floats = self.floats
+        positions = self.positions or range(len(data))
+        return "".join(java_str(data[p], p in floats) for p in positions)
+
+    @cached_property
+    def floats(self) -> set[int]:
+        return {i for i, t in enumerate(self.args.attribute_types) if t == AttrType.FLOAT}
 
     def fresh_state(self) -> FrequentState:
         return FrequentState()

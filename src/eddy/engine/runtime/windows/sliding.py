@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from functools import cmp_to_key
+
 from eddy.engine.runtime.events import CURRENT, EXPIRED, RESET, Event, java_compare
 from eddy.engine.runtime.windows.base import Chunk, Slots, Window, WindowArgs, time_param
 

@@ -1,0 +1,282 @@
+"""Partition logs on a JetStream stream: the subject operations the NATS bus is built from.
+
+One subject holds one topic partition; each message is a stored record whose headers
+``Eddy-First-Seq`` and ``Eddy-Count`` give the event sequences in its Arrow body. This
+module appends records with optimistic sequence allocation, finds the record holding an
+event, and walks a subject — with direct gets for a message or two, with an ephemeral pull
+consumer (no acks, in memory) for longer ranges, where pipelining beats a round trip per
+message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats.errors
+from nats.aio.client import Client
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.client import JetStreamContext
+from nats.js.errors import APIError
+
+from eddy.bus.errors import BusError, SequenceRangeError
+from eddy.bus.record_index import RecordIndex, RecordRef
+from eddy.bus.retention import StoredBatch
+
+FIRST_SEQ_HEADER = "Eddy-First-Seq"
+COUNT_HEADER = "Eddy-Count"
+WRONG_LAST_SEQUENCE = 10071  # JetStream: Nats-Expected-Last-Subject-Sequence did not hold
+_PUBLISH_ATTEMPTS = 1000  # contention retries are cheap; this only bounds a livelock
+_MAX_FETCH_MESSAGES = 256
+_MAX_FETCH_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Message:
+    """A stored record as fetched: where it is and its Arrow IPC body."""
+
+    ref: RecordRef
+    data: bytes
+
+
+@dataclass
+class PartitionLog:
+    """What this process knows about one partition's subject (used on the loop thread)."""
+
+    subject: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    head: tuple[int, int] | None = None
+    """(stream sequence of the subject's last message, next event sequence); None: unknown."""
+    index: RecordIndex = field(default_factory=RecordIndex)
+    batches: list[StoredBatch] = field(default_factory=list)
+    """Messages listed for retention, oldest first, up to stream sequence ``scanned_to``."""
+    scanned_to: int = 0
+
+
+@dataclass
+class Cursor:
+    """An ephemeral pull consumer over one subject."""
+
+    subscription: JetStreamContext.PullSubscription
+    consumer: str
+
+
+class StreamLogs:
+    """The partition logs of one JetStream stream."""
+
+    def __init__(self, nc: Client, js: JetStreamContext, stream: str, timeout_s: float) -> None:
+        self.nc, self.js, self.stream, self.timeout = nc, js, stream, timeout_s
+
+    # -- appending -----------------------------------------------------------------------
+
+    async def publish(self, log: PartitionLog, body: bytes, rows: int, msg_id: str) -> RecordRef:
+        """Stores one record at the partition's next sequence; the original on a duplicate."""
+        for _ in range(_PUBLISH_ATTEMPTS):
+            if log.head is None:
+                log.head = await self.head(log)
+            last_stream_seq, next_seq = log.head
+            headers = {
+                "Nats-Msg-Id": msg_id,
+                "Nats-Expected-Last-Subject-Sequence": str(last_stream_seq),
+                FIRST_SEQ_HEADER: str(next_seq),
+                COUNT_HEADER: str(rows),
+            }
+            try:
+                ack = await self.js.publish(log.subject, body, timeout=self.timeout,
+                                            stream=self.stream, headers=headers)
+            except APIError as error:
+                if error.err_code != WRONG_LAST_SEQUENCE:
+                    raise
+                log.head = None  # another writer appended; learn where it left off
+                continue
+            except nats.errors.TimeoutError:
+                continue  # the same message id makes the retry safe if the first one landed
+            if ack.duplicate:
+                original = await self.get(log, {"seq": ack.seq})
+                if original is None:
+                    raise BusError(f"{log.subject}: duplicate of message {ack.seq}, "
+                                   f"which is gone")
+                return original.ref
+            ref = RecordRef(next_seq, rows, ack.seq)
+            log.head = (ack.seq, ref.end_seq)
+            log.index.add(ref)
+            return ref
+        raise BusError(f"{log.subject}: gave up appending after {_PUBLISH_ATTEMPTS} "
+                       f"attempts lost to concurrent writers")
+
+    async def head(self, log: PartitionLog) -> tuple[int, int]:
+        """(stream sequence of the last message, next event sequence) of the subject."""
+        last = await self.get(log, {"last_by_subj": log.subject})
+        return (0, 0) if last is None else (last.ref.ref, last.ref.end_seq)
+
+    # -- single messages -----------------------------------------------------------------
+
+    async def get(self, log: PartitionLog, request: dict[str, Any]) -> Message | None:
+        """A direct get of one message of the subject; None when there is none."""
+        reply = await self.nc.request(f"$JS.API.DIRECT.GET.{self.stream}",
+                                      json.dumps(request).encode(), timeout=self.timeout)
+        headers = reply.headers or {}
+        status = headers.get("Status")
+        if status == "404":
+            return None
+        if status:
+            raise BusError(f"{log.subject}: direct get {request} failed: {status} "
+                           f"{headers.get('Description', '')}")
+        if headers.get("Nats-Subject") != log.subject:
+            return None  # a sequence that belongs to another subject's message
+        return self._message(log, headers, headers.get("Nats-Sequence"), reply.data)
+
+    async def next_message(self, log: PartitionLog, stream_seq: int) -> Message | None:
+        """The subject's first message at or after ``stream_seq``."""
+        return await self.get(log, {"seq": max(stream_seq, 1), "next_by_subj": log.subject})
+
+    def _message(self, log: PartitionLog, headers: dict[str, str], stream_seq: object,
+                 data: bytes) -> Message:
+        try:
+            ref = RecordRef(int(headers[FIRST_SEQ_HEADER]), int(headers[COUNT_HEADER]),
+                            int(str(stream_seq)))
+        except (KeyError, ValueError):
+            raise BusError(f"{log.subject}: message {stream_seq} has no {FIRST_SEQ_HEADER}/"
+                           f"{COUNT_HEADER} headers; it was not written by eddy") from None
+        log.index.add(ref)
+        return Message(ref, data)
+
+    # -- locating an event ---------------------------------------------------------------
+
+    async def locate(self, log: PartitionLog, start: int, where: str) -> Message:
+        """The message holding event ``start`` (known to be below the partition's end)."""
+        found = await self._from_index(log, start)
+        if found is not None:
+            return found
+        first = await self.next_message(log, 1)
+        if first is None or first.ref.first_seq > start:
+            oldest = "all events" if first is None else f"events before {first.ref.first_seq}"
+            raise SequenceRangeError(f"{where}: {oldest} were removed by retention; cannot "
+                                     f"read from {start}")
+        if first.ref.holds(start):
+            return first
+        last = await self.get(log, {"last_by_subj": log.subject})
+        if last is not None and last.ref.holds(start):
+            return last
+        upper = last.ref.ref if last is not None else first.ref.ref
+        found = await self._search(log, start, first.ref.ref + 1, upper - 1)
+        if found is None:
+            raise SequenceRangeError(f"{where}: event {start} is no longer stored")
+        return found
+
+    async def _from_index(self, log: PartitionLog, start: int) -> Message | None:
+        known = log.index.holding(start)
+        if known is not None:
+            message = await self.get(log, {"seq": known.ref})
+            if message is not None and message.ref == known:
+                return message
+            log.index.forget(known)
+        before = log.index.floor(start - 1)
+        if before is not None and before.end_seq == start:  # the range after the last one read
+            message = await self.next_message(log, before.ref + 1)
+            if message is not None and message.ref.holds(start):
+                return message
+        return None
+
+    async def _search(self, log: PartitionLog, start: int, lo: int, hi: int) -> Message | None:
+        """Binary search of stream sequences [lo, hi] for the message holding ``start``."""
+        below, above = log.index.floor(start), log.index.after(start)
+        if below is not None:
+            lo = max(lo, below.ref + 1)
+        if above is not None:
+            hi = min(hi, above.ref - 1)
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            probe = await self.next_message(log, mid)
+            if probe is None or probe.ref.ref > hi or probe.ref.first_seq > start:
+                hi = mid - 1
+            elif probe.ref.holds(start):
+                return probe
+            else:
+                lo = probe.ref.ref + 1
+        return None
+
+    # -- walking a subject ---------------------------------------------------------------
+
+    async def open_cursor(self, log: PartitionLog, from_stream_seq: int, *,
+                          headers_only: bool = False) -> Cursor:
+        """A pull consumer delivering the subject from ``from_stream_seq`` on."""
+        name = f"eddy_{uuid.uuid4().hex}"
+        await self.js.add_consumer(self.stream, ConsumerConfig(
+            name=name, filter_subject=log.subject, deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=max(from_stream_seq, 1), ack_policy=AckPolicy.NONE,
+            headers_only=headers_only, inactive_threshold=60.0, mem_storage=True,
+            num_replicas=1))
+        subscription = await self.js.pull_subscribe_bind(consumer=name, stream=self.stream)
+        return Cursor(subscription, name)
+
+    async def fetch(self, log: PartitionLog, cursor: Cursor, count: int) -> list[Message]:
+        """Up to ``count`` next messages of the cursor (fewer when the subject ends)."""
+        try:
+            msgs = await cursor.subscription.fetch(count, timeout=self.timeout)
+        except nats.errors.TimeoutError:
+            return []
+        return [self._message(log, msg.headers or {}, msg.metadata.sequence.stream, msg.data)
+                for msg in msgs]
+
+    async def close_cursor(self, cursor: Cursor) -> None:
+        await cursor.subscription.unsubscribe()
+        try:
+            await self.js.delete_consumer(self.stream, cursor.consumer)
+        except (APIError, nats.errors.Error):
+            pass  # it expires on its own after inactive_threshold
+
+    @staticmethod
+    def fetch_size(remaining_events: int, sample: Message) -> int:
+        """How many messages to ask for to cover ``remaining_events``, judged by ``sample``."""
+        wanted = math.ceil(remaining_events / max(sample.ref.count, 1))
+        return max(1, min(wanted, _MAX_FETCH_MESSAGES,
+                          _MAX_FETCH_BYTES // max(len(sample.data), 1)))
+
+    async def list_batches(self, log: PartitionLog) -> list[StoredBatch]:
+        """Every message of the subject, oldest first (headers only; new ones fetched)."""
+        info = await self.stream_info(subjects_filter=log.subject)
+        stored = int(info["state"].get("subjects", {}).get(log.subject, 0))
+        log.batches += await self._scan(log, log.scanned_to + 1)
+        if len(log.batches) != stored:  # another process trimmed: list afresh
+            log.batches = await self._scan(log, 1)
+        if log.batches:
+            log.scanned_to = log.batches[-1].ref
+        return list(log.batches)
+
+    async def _scan(self, log: PartitionLog, from_stream_seq: int) -> list[StoredBatch]:
+        cursor = await self.open_cursor(log, from_stream_seq, headers_only=True)
+        batches: list[StoredBatch] = []
+        try:
+            info = await cursor.subscription.consumer_info()
+            pending = info.num_pending or 0
+            while len(batches) < pending:
+                msgs = await cursor.subscription.fetch(min(1000, pending - len(batches)),
+                                                       timeout=self.timeout)
+                for msg in msgs:
+                    headers = msg.headers or {}
+                    first, count = int(headers[FIRST_SEQ_HEADER]), int(headers[COUNT_HEADER])
+                    batches.append(StoredBatch(
+                        first_seq=first, last_seq=first + count - 1,
+                        appended_at_ms=int(msg.metadata.timestamp.timestamp() * 1000),
+                        nbytes=int(headers.get("Nats-Msg-Size", 0)),
+                        ref=msg.metadata.sequence.stream))
+        finally:
+            await self.close_cursor(cursor)
+        return batches
+
+    async def stream_info(self, subjects_filter: str | None = None) -> dict[str, Any]:
+        """The stream's info as JSON (a raw request: nats-py's parsing costs more than it)."""
+        body = json.dumps({"subjects_filter": subjects_filter}).encode() if subjects_filter \
+            else b""
+        reply = await self.nc.request(f"$JS.API.STREAM.INFO.{self.stream}", body,
+                                      timeout=self.timeout)
+        info: dict[str, Any] = json.loads(reply.data)
+        if "error" in info:
+            raise BusError(f"stream {self.stream}: {info['error']}")
+        return info
+
