@@ -2,7 +2,9 @@
 
 Events have three attributes (long, int, double) plus the stamped ``_ts``; a run appends
 ``--events`` events in batches of each ``--batch-sizes`` from one thread, then reads them
-back in ranges of ``--read-range`` events per read call (as a Spark micro-batch would).
+back in ranges of ``--read-range`` events per read call (as a Spark micro-batch would);
+each row is the best (and median) of ``--repeat`` runs, because other work on the machine
+makes single runs noisy.
 For NATS it also compares ways of reading a subject: the bus's direct gets against an
 ordered push consumer and a pull consumer from a start sequence.
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import tempfile
 import time
 import uuid
@@ -56,18 +59,26 @@ def read_all(bus: Bus, topic: str, read_range: int) -> tuple[float, int]:
 
 
 def run(name: str, open_: Callable[[], Bus], table: pa.Table, batch_sizes: list[int],
-        partitions: int, read_range: int, cleanup: Callable[[Bus], None]) -> list[list[str]]:
+        partitions: int, key: str | None, read_range: int, repeat: int,
+        cleanup: Callable[[Bus], None]) -> list[list[str]]:
+    """One row per batch size: append and read rates, best of ``repeat`` runs (and median)."""
     rows = []
     bus = open_()
     try:
         for batch_size in batch_sizes:
-            topic = f"Bench_{batch_size}_{partitions}"
-            bus.create_topic(TopicSpec(topic, ATTRIBUTES, partitions=partitions))
-            write_s = append_all(bus, topic, table, batch_size)
-            read_s, read_rows = read_all(bus, topic, read_range)
-            assert read_rows == table.num_rows, (read_rows, table.num_rows)
-            rows.append([name, f"{batch_size:,}", str(partitions), f"{table.num_rows:,}",
-                         f"{table.num_rows / write_s:,.0f}", f"{read_rows / read_s:,.0f}"])
+            writes, reads = [], []
+            for run_no in range(repeat):  # a fresh topic per run, so every run appends alike
+                topic = f"Bench_{batch_size}_{partitions}_{run_no}"
+                bus.create_topic(TopicSpec(topic, ATTRIBUTES, partitions=partitions, key=key))
+                writes.append(table.num_rows / append_all(bus, topic, table, batch_size))
+                read_s, read_rows = read_all(bus, topic, read_range)
+                assert read_rows == table.num_rows, (read_rows, table.num_rows)
+                reads.append(read_rows / read_s)
+            routing = f"{partitions} ({'hash ' + key if key else 'round-robin'})" \
+                if partitions > 1 else "1"
+            rows.append([name, f"{batch_size:,}", routing, f"{table.num_rows:,}",
+                         f"{max(writes):,.0f} ({statistics.median(writes):,.0f})",
+                         f"{max(reads):,.0f} ({statistics.median(reads):,.0f})"])
             print(" | ".join(rows[-1]), flush=True)
     finally:
         cleanup(bus)
@@ -151,8 +162,10 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--batch-sizes", default="1000,10000")
     parser.add_argument("--partitions", type=int, default=1)
+    parser.add_argument("--key", default=None, help="route by this attribute (id, room, temp)")
     parser.add_argument("--read-range", type=int, default=100_000,
                         help="events per read call (default 100,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row (best is shown)")
     parser.add_argument("--backends", default="sqlite,sqlite-full,nats")
     parser.add_argument("--nats", default="nats://127.0.0.1:4222")
     args = parser.parse_args()
@@ -165,17 +178,18 @@ def main() -> None:
                 mode = "full" if backend == "sqlite-full" else "normal"
                 url = f"sqlite:///{Path(tmp) / backend / 'bus.db'}?synchronous={mode}"
                 results += run(f"sqlite (synchronous={mode})", lambda u=url: open_bus(u),
-                               table, batch_sizes, args.partitions, args.read_range,
-                               lambda bus: bus.close())
+                               table, batch_sizes, args.partitions, args.key, args.read_range,
+                               args.repeat, lambda bus: bus.close())
             elif backend == "nats":
                 url = f"{args.nats}?app=bench-{uuid.uuid4().hex[:8]}"
                 results += run("nats (JetStream, file)", lambda u=url: open_bus(u), table,
-                               batch_sizes, args.partitions, args.read_range,
-                               lambda bus: bus.destroy())  # type: ignore[attr-defined]
+                               batch_sizes, args.partitions, args.key, args.read_range,
+                               args.repeat, lambda bus: bus.destroy())  # type: ignore[attr-defined]
             else:
                 parser.error(f"unknown backend {backend!r}")
     print()
-    print_table(["backend", "batch", "partitions", "events", "append ev/s", "read ev/s"],
+    print_table(["backend", "batch", "partitions", "events per run",
+                 "append ev/s best (median)", "read ev/s best (median)"],
                 results)
     if "nats" in args.backends.split(","):
         print()

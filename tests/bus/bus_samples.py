@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
-from eddy.bus import Bus, PartitionRange, TopicSpec, open_bus
+import pyarrow as pa
+import pytest
+
+from eddy.bus import Bus, PartitionRange, Retention, TopicSpec, open_bus, sqlite_url
 from eddy.lang.ast import Attribute, AttrType
+
+NATS_URL = os.environ.get("EDDY_TEST_NATS", "nats://127.0.0.1:4222")
+BACKENDS = ("sqlite", "nats")
 
 ALL_TYPES = (
     Attribute("i", AttrType.INT), Attribute("l", AttrType.LONG), Attribute("f", AttrType.FLOAT),
@@ -33,14 +46,64 @@ def read_everything(bus: Bus, topic: str) -> list[pa.Table]:
     return [bus.read_table(topic, p, starts[p], ends[p]) for p in range(len(ends))]
 
 
-def append_many(url: str, topic: str, appends: int, rows: int, offset: int
-                ) -> list[PartitionRange]:
-    """Appends from a separate process (run through multiprocessing)."""
+def append_for(url: str, topic: str, seconds: float, rows: int, offset: int, start: Any,
+               results: Any) -> None:
+    """A writer process: after the ``start`` barrier, appends ``rows`` at a time for
+    ``seconds`` (``temp`` = ``offset`` + its event number), then reports its ranges."""
     bus = open_bus(url)
     try:
+        bus.create_topic(readings_spec("Warmup"))  # first-call costs come before the start
+        bus.append("Warmup", readings(0, rows))
+        bus.read_table("Warmup", 0, 0, rows)
+        start.wait(timeout=60)
         ranges: list[PartitionRange] = []
-        for i in range(appends):
-            ranges += bus.append(topic, readings(offset + i * rows, rows))
-        return ranges
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            ranges += bus.append(topic, readings(offset + sum(r.events for r in ranges), rows))
+        results.put([tuple(r) for r in ranges])
     finally:
         bus.close()
+
+
+def nats_reachable() -> bool:
+    address = urlsplit(NATS_URL)
+    try:
+        with socket.create_connection((address.hostname or "127.0.0.1", address.port or 4222),
+                                      timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class BusFactory:
+    """Opens (and reopens) one test's bus; closes everything it opened at the end."""
+
+    backend: str
+    url: str
+    opened: list[Bus] = field(default_factory=list)
+
+    def open(self, retention: Retention | None = None) -> Bus:
+        bus = open_bus(self.url, retention=retention)
+        self.opened.append(bus)
+        return bus
+
+    def cleanup(self) -> None:
+        for bus in self.opened:
+            bus.close()
+        if self.backend == "nats":
+            from eddy.bus.nats_bus import NatsBus
+
+            bus = open_bus(self.url)
+            assert isinstance(bus, NatsBus)
+            bus.destroy()
+
+
+def make_factory(backend: str, tmp_path: Path) -> BusFactory:
+    if backend == "sqlite":
+        return BusFactory(backend, sqlite_url(tmp_path / "bus" / "bus.db"))
+    if not nats_reachable():
+        pytest.skip(f"no NATS server at {NATS_URL}; start one with: start-stop-daemon --start "
+                    f"--oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 "
+                    f"-p 4222 -js -sd /var/lib/nats-server")
+    return BusFactory(backend, f"{NATS_URL}?app=test-{uuid.uuid4().hex[:12]}")

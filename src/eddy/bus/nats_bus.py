@@ -14,9 +14,9 @@ message; if another writer got in first JetStream rejects the message (error 100
 writer re-reads the partition's last message and tries again. So allocation is atomic
 across processes and hosts without a lock service.
 
-**Idempotence.** Every message has ``Nats-Msg-Id`` = ``<topic>:<partition>:<record>:
-<producer>:<batch id>`` (a random id when the caller gives none, which still makes internal
-retries safe). JetStream checks the id before the expected-sequence condition, so a replayed
+**Idempotence.** Every message has ``Nats-Msg-Id`` = ``<subject>:<record index>:<producer>:
+<batch id>`` (a random id in place of producer and batch id when the caller gives none,
+which still makes internal retries safe). JetStream checks the id before the expected-sequence condition, so a replayed
 batch is answered with the original message's stream sequence, from which the original
 event range is read back. The guarantee lasts for the stream's duplicate window
 (``dedup_window``, default 10 min).
@@ -45,7 +45,6 @@ from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
 import nats
-import nats.errors
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from nats.aio.client import Client
 from nats.js.api import (
@@ -62,6 +61,7 @@ from nats.js.errors import (
     KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
+    NotFoundError,
 )
 from nats.js.kv import KeyValue
 
@@ -177,7 +177,7 @@ class NatsBus(Bus):
             for name in (self.names.stream, f"KV_{self.names.bucket}"):
                 try:
                     await self._js.delete_stream(name)
-                except nats.js.errors.NotFoundError:
+                except NotFoundError:
                     pass
 
         self._run(delete())
@@ -310,9 +310,11 @@ class NatsBus(Bus):
     async def _locate(self, spec: TopicSpec, partition: int, state: PartitionLog, start: int,
                       end: int) -> Message:
         where = f"topic '{spec.name}' partition {partition}"
-        head = (await self._end_offsets(spec))[partition]
-        if end > head:
-            raise SequenceRangeError(f"{where}: cannot read [{start}, {end}), events end at {head}")
+        if end > state.known_end:  # else no request: sequences only grow
+            _, head = await self._streams.head(state)
+            if end > head:
+                raise SequenceRangeError(
+                    f"{where}: cannot read [{start}, {end}), events end at {head}")
         return await self._streams.locate(state, start, where)
 
     def _events(self, spec: TopicSpec, partition: int, state: PartitionLog, first: Message,
@@ -425,12 +427,13 @@ class NatsBus(Bus):
         commits = await self._kv_values(self.names.commit_keys(spec.name, partition))
         protect_from = min((int(v) for _, v in commits), default=None)
         batches = await self._streams.list_batches(state)
-        count = removable_prefix(batches, self.retention, protect_from=protect_from,
-                                 now_ms=arrow_codec.now_ms(), keep_last=1)
-        if not count:
+        removed = removable_prefix(  # the last message stays: it holds the sequence's head
+            batches, self.retention, protect_from=protect_from, now_ms=arrow_codec.now_ms(),
+            total_bytes=sum(b.nbytes for b in batches), at_most=len(batches) - 1)
+        if not removed:
             return 0
-        keep = batches[count]
+        keep = batches[len(removed)]
         await self._js.purge_stream(self.names.stream, subject=state.subject, seq=keep.ref)
-        state.batches = batches[count:]
+        state.batches = batches[len(removed):]
         state.index.forget_below(keep.first_seq)
-        return sum(b.count for b in batches[:count])
+        return sum(b.count for b in removed)

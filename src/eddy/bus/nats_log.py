@@ -52,6 +52,8 @@ class PartitionLog:
     head: tuple[int, int] | None = None
     """(stream sequence of the subject's last message, next event sequence); None: unknown."""
     index: RecordIndex = field(default_factory=RecordIndex)
+    known_end: int = 0
+    """Events below this sequence are known to exist (sequences only ever grow)."""
     batches: list[StoredBatch] = field(default_factory=list)
     """Messages listed for retention, oldest first, up to stream sequence ``scanned_to``."""
     scanned_to: int = 0
@@ -104,6 +106,7 @@ class StreamLogs:
             ref = RecordRef(next_seq, rows, ack.seq)
             log.head = (ack.seq, ref.end_seq)
             log.index.add(ref)
+            log.known_end = max(log.known_end, ref.end_seq)
             return ref
         raise BusError(f"{log.subject}: gave up appending after {_PUBLISH_ATTEMPTS} "
                        f"attempts lost to concurrent writers")
@@ -143,6 +146,7 @@ class StreamLogs:
             raise BusError(f"{log.subject}: message {stream_seq} has no {FIRST_SEQ_HEADER}/"
                            f"{COUNT_HEADER} headers; it was not written by eddy") from None
         log.index.add(ref)
+        log.known_end = max(log.known_end, ref.end_seq)
         return Message(ref, data)
 
     # -- locating an event ---------------------------------------------------------------

@@ -16,7 +16,7 @@ trim alike (they feed their batch lists through :func:`removable_prefix`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -58,20 +58,23 @@ class StoredBatch:
         return self.last_seq - self.first_seq + 1
 
 
-def removable_prefix(batches: Sequence[StoredBatch], retention: Retention, *,
-                     protect_from: int | None, now_ms: int, keep_last: int = 0,
-                     total_bytes: int | None = None) -> int:
-    """How many leading ``batches`` (sorted by sequence) retention removes now.
+def removable_prefix(batches: Iterable[StoredBatch], retention: Retention, *,
+                     protect_from: int | None, now_ms: int, total_bytes: int,
+                     at_most: int) -> list[StoredBatch]:
+    """The leading ``batches`` (oldest first) that retention removes now.
 
     ``protect_from`` is the lowest committed position on the partition (None when no
-    consumer committed one); ``keep_last`` batches at the end are always kept.
-    ``total_bytes`` is the size of the whole partition when ``batches`` is only its head.
+    consumer committed one), ``total_bytes`` the size of the whole partition and
+    ``at_most`` how many batches may go (the partition's count less those always kept).
+    ``batches`` is consumed lazily and only as far as needed.
     """
+    removable: list[StoredBatch] = []
     if retention.unlimited:
-        return 0
-    total = sum(b.nbytes for b in batches) if total_bytes is None else total_bytes
-    removable = 0
-    for batch in batches[: max(0, len(batches) - keep_last)]:
+        return removable
+    total = total_bytes
+    for batch in batches:
+        if len(removable) >= at_most:
+            break
         if protect_from is not None and batch.last_seq >= protect_from:
             break
         too_old = retention.max_age_ms is not None \
@@ -80,5 +83,5 @@ def removable_prefix(batches: Sequence[StoredBatch], retention: Retention, *,
         if not (too_old or too_big):
             break
         total -= batch.nbytes
-        removable += 1
+        removable.append(batch)
     return removable

@@ -149,18 +149,18 @@ def _hashes(array: pa.Array[Any], attr_type: AttrType) -> np.ndarray:
         values = array.fill_null(False).to_numpy(zero_copy_only=False)
         return np.where(values, 1231, 1237).astype(np.int64)
     if attr_type is AttrType.INT:
-        return array.fill_null(0).to_numpy().astype(np.int64)
+        return np.asarray(array.fill_null(0).to_numpy(), dtype=np.int64)
     if attr_type is AttrType.FLOAT:
-        floats = array.fill_null(0.0).to_numpy().astype(np.float32)
+        floats = np.asarray(array.fill_null(0.0).to_numpy(), dtype=np.float32)
         bits = floats.view(np.int32).copy()
         bits[np.isnan(floats)] = _FLOAT_NAN_BITS
         return bits.astype(np.int64)
     if attr_type is AttrType.DOUBLE:
-        doubles = array.fill_null(0.0).to_numpy().astype(np.float64)
+        doubles = np.asarray(array.fill_null(0.0).to_numpy(), dtype=np.float64)
         longs = doubles.view(np.int64).copy()
         longs[np.isnan(doubles)] = _DOUBLE_NAN_BITS
         return _long_hashes(longs)
-    return _long_hashes(array.fill_null(0).to_numpy().astype(np.int64))
+    return _long_hashes(np.asarray(array.fill_null(0).to_numpy(), dtype=np.int64))
 
 
 def _long_hashes(values: np.ndarray) -> np.ndarray:
@@ -189,7 +189,7 @@ def _string_hashes(array: pa.Array[Any]) -> np.ndarray:
     if pc.all(pc.string_is_ascii(array)).as_py() is not False:  # None: every value null
         return _ascii_hashes(array)
     # Non-ASCII text hashes by UTF-16 code unit; do it once per distinct value.
-    encoded = cast(pa.DictionaryArray[Any, Any], pc.dictionary_encode(array))
+    encoded = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(array))
     table = np.array([java_string_hash(str(s)) for s in encoded.dictionary.to_pylist()] or [0],
                      dtype=np.int64)
     hashes: np.ndarray = table[encoded.indices.fill_null(0).to_numpy()]

@@ -322,35 +322,49 @@ class SqliteBus(Bus):
         return removed
 
     def _trim_partition(self, topic_id: int, partition: int) -> int:
+        # Plan with plain reads (WAL: appenders are not blocked), then delete in a short
+        # write transaction that re-checks the commits, which may have moved meanwhile.
         key = (topic_id, partition)
-        with self._transaction() as tx:
-            (protect_from,) = tx.execute(
-                "SELECT min(seq) FROM commits WHERE topic_id = ? AND partition = ?",
-                key).fetchone()
-            (total_bytes,) = tx.execute(
-                "SELECT coalesce(sum(nbytes), 0) FROM batches "
+        with self._lock:
+            conn = self._connection()
+            protect_from = _min_commit(conn, key)
+            stored, total_bytes = conn.execute(
+                "SELECT count(*), coalesce(sum(nbytes), 0) FROM batches "
                 "WHERE topic_id = ? AND partition = ?", key).fetchone()
-            candidates = [StoredBatch(*row) for row in tx.execute(
+            cursor = conn.execute(
                 "SELECT first_seq, last_seq, appended_at, nbytes, id FROM batches "
-                "WHERE topic_id = ? AND partition = ? AND last_seq < ? ORDER BY first_seq",
-                (*key, protect_from if protect_from is not None else 2**63 - 1))]
-            (stored,) = tx.execute("SELECT count(*) FROM batches WHERE topic_id = ? "
-                                   "AND partition = ?", key).fetchone()
+                "WHERE topic_id = ? AND partition = ? ORDER BY first_seq", key)
             # Like the NATS bus, keep a partition's last batch (see eddy.bus.retention).
-            count = removable_prefix(candidates, self.retention, protect_from=protect_from,
-                                     now_ms=arrow_codec.now_ms(), total_bytes=total_bytes,
-                                     keep_last=max(0, 1 - (stored - len(candidates))))
-            if not count:
-                return 0
+            removable = removable_prefix(
+                (StoredBatch(*row) for row in cursor), self.retention,
+                protect_from=protect_from, now_ms=arrow_codec.now_ms(),
+                total_bytes=total_bytes, at_most=stored - 1)
+            cursor.close()
+        if not removable:
+            return 0
+        with self._transaction() as tx:
+            protect_now = _min_commit(tx, key)
+            below = (removable[-1].first_seq, 2**63 - 1 if protect_now is None else protect_now)
+            (events,) = tx.execute(
+                "SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM batches WHERE "
+                "topic_id = ? AND partition = ? AND first_seq <= ? AND last_seq < ?",
+                (*key, *below)).fetchone()
             tx.execute("DELETE FROM batches WHERE topic_id = ? AND partition = ? "
-                       "AND first_seq <= ?", (*key, candidates[count - 1].first_seq))
-            return sum(b.count for b in candidates[:count])
+                       "AND first_seq <= ? AND last_seq < ?", (*key, *below))
+            return int(events)
 
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _min_commit(conn: sqlite3.Connection, key: tuple[int, int]) -> int | None:
+    """The lowest position any consumer committed on (topic id, partition)."""
+    (seq,) = conn.execute("SELECT min(seq) FROM commits WHERE topic_id = ? AND partition = ?",
+                          key).fetchone()
+    return None if seq is None else int(seq)
 
 
 def _statements() -> list[str]:

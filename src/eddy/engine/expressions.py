@@ -24,6 +24,7 @@ What it takes to make Spark behave like Siddhi:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection
 
 from pyspark.sql import Column
@@ -42,6 +43,8 @@ __all__ = ["SparkExpressionCompiler", "UnsupportedInSpark", "spark_type"]
 
 INT, LONG, FLOAT, DOUBLE = AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE
 STRING, BOOL, OBJECT = AttrType.STRING, AttrType.BOOL, AttrType.OBJECT
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+            ">": operator.gt, ">=": operator.ge}
 _INSTANCE_OF = {"instanceOfBoolean": BOOL, "instanceOfDouble": DOUBLE, "instanceOfFloat": FLOAT,
                 "instanceOfInteger": INT, "instanceOfLong": LONG, "instanceOfString": STRING}
 
@@ -133,8 +136,7 @@ class SparkExpressionCompiler:
         ct = compare_type(op, lt, rt)
         a = self._numeric(expr.left, ct) if ct.is_numeric else self.compile(expr.left)
         b = self._numeric(expr.right, ct) if ct.is_numeric else self.compile(expr.right)
-        compared = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-                    ">=": a >= b}[op]
+        compared: Column = _COMPARE[op](a, b)
         if ct in (FLOAT, DOUBLE):  # Java: NaN is unequal to everything, itself included
             compared = F.when(F.isnan(a) | F.isnan(b), F.lit(op == "!=")).otherwise(compared)
         return F.when(a.isNull() | b.isNull(), F.lit(False)).otherwise(compared)

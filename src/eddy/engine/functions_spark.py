@@ -63,8 +63,8 @@ def spark_type(t: AttrType) -> DataType:
 
 def typed_lit(value: object, t: AttrType) -> Column:
     """A literal of Siddhi type ``t`` (FLOAT rounded once, in Python, like the twin)."""
-    if t == FLOAT and value is not None:
-        value = py.to_float32(float(value))  # type: ignore[arg-type]
+    if t == FLOAT and isinstance(value, (int, float)):
+        value = py.to_float32(float(value))
     return F.lit(value).cast(spark_type(t))
 
 
@@ -235,9 +235,16 @@ def _const(consts: Sequence[object | None], i: int, what: str) -> object:
     return value
 
 
+def _const_int(consts: Sequence[object | None], i: int, what: str) -> int:
+    value = _const(consts, i, what)
+    if not isinstance(value, int):
+        raise UnsupportedInSpark(f"{what} must be an integer constant")
+    return value
+
+
 def _math_conv(args: Sequence[Column], consts: Sequence[object | None]) -> Column:
     """``Integer.toString(Integer.parseInt(a, from), to)`` for constant radices."""
-    src, dst = int(_const(consts, 1, "the radix")), int(_const(consts, 2, "the radix"))  # type: ignore[call-overload]
+    src, dst = _const_int(consts, 1, "the radix"), _const_int(consts, 2, "the radix")
     if not 2 <= src <= 36:
         return null(STRING)
     dst = dst if 2 <= dst <= 36 else 10
@@ -319,7 +326,7 @@ def _substr(args: Sequence[Column], types: Sequence[AttrType],
     s = args[0]
     if types[1] == STRING:  # by regex: the first match (or group), '' when none
         pattern = _regex(consts, 1)
-        group = int(_const(consts, 2, "the group")) if len(args) == 3 else 0  # type: ignore[call-overload]
+        group = _const_int(consts, 2, "the group") if len(args) == 3 else 0
         if pattern is None or not 0 <= group <= py.java_regex(pattern).groups:
             return null(STRING)
         return F.call_function("regexp_extract", s, F.lit(pattern), F.lit(group))
@@ -361,7 +368,8 @@ def _fill_template(args: Sequence[Column], types: Sequence[AttrType],
 
 
 def _hex_chars(s: Column) -> Column:
-    codes = F.transform(F.split(s, ""), lambda c: F.lower(F.conv(F.ascii(c).cast("string"), 10, 16)))
+    codes = F.transform(F.split(s, ""),
+                        lambda c: F.lower(F.conv(F.ascii(c).cast(StringType()), 10, 16)))
     return F.when(s == "", F.lit("")).otherwise(F.array_join(codes, ""))
 
 
@@ -433,7 +441,7 @@ FUNCTIONS: dict[str, Builder] = {
     "math:parseLong": lambda a, t, k, r: parse_number(a[0], LONG),
     "math:pi": lambda a, t, k, r: F.lit(math.pi),
     "math:power": lambda a, t, k, r: F.pow(_dbl(a[0]), _dbl(a[1])),
-    "math:rand": lambda a, t, k, r: F.rand(int(k[0])) if a else F.rand(),  # type: ignore[call-overload]
+    "math:rand": lambda a, t, k, r: F.rand(_const_int(k, 0, "the seed")) if a else F.rand(),
     "math:round": lambda a, t, k, r: _round(a[0], r),
     "math:signum": lambda a, t, k, r: F.signum(_dbl(a[0])).cast(IntegerType()),
     "math:sin": lambda a, t, k, r: F.sin(_dbl(a[0])),

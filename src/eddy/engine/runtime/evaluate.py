@@ -129,14 +129,11 @@ def _fmod(x: float, y: float) -> float:
 # ---------------------------------------------------------------------------------------------
 
 _N5_BITS = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49,
-            52, 54, 56, 59, 61)
-_INSIGNIFICANT = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7,
-                  7, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14,
-                  14, 14, 15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)
+            52, 54, 56, 59, 61)  # FloatingDecimal.N_5_BITS: about ceil(log2(5**i))
 
 
 def _estimate_dec_exp(fract: int, bin_exp: int) -> int:
-    d2 = struct.unpack("<d", struct.pack("<Q", 0x3FF0000000000000 | (fract & (1 << 52) - 1)))[0]
+    d2: float = struct.unpack("<d", struct.pack("<Q", 0x3FF << 52 | fract & (1 << 52) - 1))[0]
     return math.floor((d2 - 1.5) * 0.289529654 + 0.176091259 + bin_exp * 0.301029995663981)
 
 
@@ -146,9 +143,9 @@ def _dtoa(bin_exp: int, fract: int, nsig: int) -> tuple[str, int]:
     tail = (fract & -fract).bit_length() - 1
     nfract = 53 - tail
     ntiny = max(0, nfract - bin_exp - 1)
-    if -21 <= bin_exp <= 62 and ntiny == 0 and nfract + _N5_BITS[0] < 64:
-        p2 = bin_exp - nsig - 1
-        insig = _INSIGNIFICANT[p2] if bin_exp > nsig and 1 < p2 < len(_INSIGNIFICANT) else 0
+    if -21 <= bin_exp <= 62 and ntiny == 0:  # a whole number that fits a long
+        p2 = bin_exp - nsig - 1  # insignificantDigitsForPow2: digits of 2**p2, less one
+        insig = len(str(1 << p2)) - 1 if bin_exp > nsig and 1 < p2 < 64 else 0
         value = fract << (bin_exp - 52) if bin_exp >= 52 else fract >> (52 - bin_exp)
         dec = 0
         if insig:
@@ -218,7 +215,7 @@ def java_float_text(x: float, single: bool = False) -> str:
     if x == 0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
     if single:
-        bits = _F32.unpack(_F32.pack(x)) and struct.unpack("<I", _F32.pack(x))[0]
+        bits: int = struct.unpack("<I", _F32.pack(x))[0]
         exp, fract, width = (bits >> 23) & 0xFF, bits & 0x7FFFFF, 23
         bias, hob = 127, 1 << 23
     else:
@@ -254,7 +251,8 @@ def java_string(value: Any, kind: AttrType = OBJECT) -> str:
 
 _JAVA_SPACE = "".join(map(chr, range(33)))  # String.trim() strips every char <= ' '
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+_DECIMAL = re.compile(r"[+-]?(?:NaN|Infinity)|([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+                      r"(?:[eE][+-]?[0-9]+)?)[fFdD]?")
 _HEX_FLOAT = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
                         r"[pP][+-]?[0-9]+)[fFdD]?")
 
@@ -271,9 +269,8 @@ def parse_integral(text: str, kind: AttrType = INT) -> int | None:
 def parse_double(text: str) -> float | None:
     """``Double.parseDouble`` (trims, accepts ``1d``, ``0x1p3``, ``NaN``); None if invalid."""
     text = text.strip(_JAVA_SPACE)
-    body = text[:-1] if text[-1:] in ("f", "F", "d", "D") and text[-2:-1] not in "yN" else text
-    if _DECIMAL.fullmatch(body):
-        return float(body)
+    if decimal := _DECIMAL.fullmatch(text):
+        return float(decimal.group(1) or text)
     hexa = _HEX_FLOAT.fullmatch(text)
     return math.copysign(float.fromhex(hexa.group(2)), -1.0 if hexa.group(1) == "-" else 1.0) \
         if hexa else None
@@ -288,8 +285,10 @@ def parse_float(text: str) -> float | None:
     if up == down or not (math.isfinite(up) and math.isfinite(down)):
         return to_float32(d)
     # d is (next to) the midpoint of two floats: decide with the exact decimal value.
-    body = text.strip(_JAVA_SPACE).rstrip("fFdD")
-    exact, mid = Fraction(body), (Fraction(up) + Fraction(down)) / 2
+    decimal = _DECIMAL.fullmatch(text.strip(_JAVA_SPACE))
+    if decimal is None or decimal.group(1) is None:
+        return to_float32(d)
+    exact, mid = Fraction(decimal.group(1)), (Fraction(up) + Fraction(down)) / 2
     return up if exact > mid else down if exact < mid else to_float32(d)
 
 
@@ -333,6 +332,9 @@ def java_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(_JAVA_TOKEN.sub(fix, pattern))
 
 
+_DIGIT = tuple("0123456789")
+
+
 def parse_replacement(pattern: re.Pattern[str], text: str) -> tuple[list[str | int], str | None]:
     """``Matcher.appendReplacement``'s template (``$1``, ``$12`` while such a group exists,
     ``${name}``, ``\\$``) as literal and group parts, and the error Java would throw."""
@@ -348,9 +350,9 @@ def parse_replacement(pattern: re.Pattern[str], text: str) -> tuple[list[str | i
                 return parts, f"no group {name}"
             parts += [literal, pattern.groupindex[name]]
             literal, i = "", text.index("}", i) + 1
-        elif c == "$" and text[i + 1:i + 2] in tuple("0123456789"):
+        elif c == "$" and text[i + 1:i + 2] in _DIGIT:
             ref, i = int(text[i + 1]), i + 2
-            while text[i:i + 1] in tuple("0123456789") and ref * 10 + int(text[i]) <= pattern.groups:
+            while text[i:i + 1] in _DIGIT and ref * 10 + int(text[i]) <= pattern.groups:
                 ref, i = ref * 10 + int(text[i]), i + 1
             if ref > pattern.groups:
                 return parts, f"no group {ref}"
@@ -628,6 +630,10 @@ _STRICT: dict[str, StrictFactory] = {
 """Functions that give null when an argument is null; built from argument types and
 constants. An exception where Java throws (bad index, regex, number) also gives null."""
 
+def _is_one(x: Any) -> bool:
+    return bool(x == 1)
+
+
 _CONVERT: dict[tuple[AttrType, AttrType], Callable[[Any], Any]] = {
     (STRING, INT): parse_integral, (STRING, LONG): lambda s: parse_integral(s, LONG),
     (STRING, FLOAT): parse_float, (STRING, DOUBLE): parse_double,
@@ -637,9 +643,8 @@ _CONVERT: dict[tuple[AttrType, AttrType], Callable[[Any], Any]] = {
     (DOUBLE, LONG): lambda x: _to_integral(x, LONG),
     (INT, FLOAT): int_to_float32, (LONG, FLOAT): int_to_float32, (DOUBLE, FLOAT): to_float32,
     (INT, DOUBLE): float, (LONG, DOUBLE): float,
-    **{(s, BOOL): (lambda x: x == 1) for s in (INT, LONG, FLOAT, DOUBLE)},
-    **{(BOOL, t): (lambda x, t=t: (1.0 if x else 0.0) if t in (FLOAT, DOUBLE) else int(x))
-       for t in (INT, LONG, FLOAT, DOUBLE)},
+    **{(s, BOOL): _is_one for s in (INT, LONG, FLOAT, DOUBLE)},
+    (BOOL, INT): int, (BOOL, LONG): int, (BOOL, FLOAT): float, (BOOL, DOUBLE): float,
 }
 """``convert()`` between types (Java's casts and parse*); a missing pair is the identity."""
 
@@ -761,8 +766,8 @@ class _Compiler:
         match expr:
             case ast.Constant() | ast.TimeConstant():
                 value = constant_value(expr)
-                value = to_float32(float(value)) if self.type_of(expr) == FLOAT and \
-                    value is not None else value  # type: ignore[arg-type]
+                if self.type_of(expr) == FLOAT and isinstance(value, (int, float)):
+                    value = to_float32(float(value))
                 return lambda ctx: value
             case ast.Variable():
                 return self.resolve(expr)
@@ -836,7 +841,8 @@ class _Compiler:
         if name == "UUID":
             return lambda ctx: str(uuid.uuid4())
         if name == "math:rand":
-            rng = random.Random(constant_value(call.args[0])) if call.args else random.Random()
+            seed = constant_value(call.args[0]) if call.args else None
+            rng = random.Random(seed if isinstance(seed, int) else None)
             return lambda ctx: rng.random()
         if name in ("math:e", "math:pi"):
             return lambda ctx: math.e if name == "math:e" else math.pi
