@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 
@@ -12,6 +13,7 @@ from bus_samples import ALL_TYPES, BusFactory, read_everything, readings, readin
 
 from eddy.bus import (
     Bus,
+    BusError,
     PartitionRange,
     Retention,
     SequenceRangeError,
@@ -264,3 +266,19 @@ def test_reopening_keeps_topics_events_and_commits(buses: BusFactory) -> None:
     assert again.committed("q", "Temp", 1) == 4
     ranges = again.append("Temp", readings(30, 10))
     assert all(r.first_seq == before[r.partition].num_rows for r in ranges)
+
+
+def test_a_forked_child_is_told_to_open_its_own_bus(bus: Bus) -> None:
+    bus.create_topic(readings_spec())
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if the bus refuses to be used here
+        try:
+            bus.end_offsets("Temp")
+        except BusError as error:
+            os._exit(0 if "open a new one" in str(error) else 1)
+        except BaseException:
+            os._exit(2)
+        os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert bus.end_offsets("Temp") == [0]  # the parent's bus still works

@@ -97,8 +97,7 @@ def evaluate(spark: SparkSession, exprs: Sequence[ast.Expression],
 
 def plain(value: Any) -> Any:
     """Variants as Python values; sets (Spark arrays, Python frozensets) as sorted lists."""
-    if hasattr(value, "toPython"):
-        value = value.toPython()
+    value = value.toPython() if hasattr(value, "toPython") else value
     if isinstance(value, (list, frozenset, set)):
         return sorted(value, key=repr)
     return value
@@ -384,7 +383,7 @@ def test_random_functions_are_random(spark: SparkSession) -> None:
         assert all(0 <= v < 1 for v in values)
 
 
-def test_what_cannot_run_in_spark_says_so() -> None:
+def test_what_cannot_run_in_spark_says_so(spark: SparkSession) -> None:
     for text in ("max(i)", "str:replaceFirst(s, '(a)\\1', 'x')", "str:regexp(s, t)"):
         with pytest.raises(UnsupportedInSpark):
             spark_column(parse_expression(text), aggregates=True)

@@ -13,6 +13,7 @@ Offsets follow Kafka's convention: an offset is the sequence of the *next* event
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from types import TracebackType
@@ -21,7 +22,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
 from eddy.bus import arrow_codec, routing
-from eddy.bus.errors import SequenceRangeError, UnknownTopicError
+from eddy.bus.errors import BusError, SequenceRangeError, UnknownTopicError
 from eddy.bus.topic import PartitionRange, TopicSpec, merge_ranges
 
 
@@ -32,6 +33,9 @@ class Bus(ABC):
     asynchronously to its server runs its own event loop (Spark's data source callbacks and
     HTTP handlers call the bus from plain threads).
 
+    A bus belongs to the process that opened it: after a fork (Spark's Python workers are
+    forked) open a new one in the child.
+
     Subclasses implement the storage; routing and batch validation live here so that both
     backends place the same event in the same partition.
     """
@@ -39,6 +43,7 @@ class Bus(ABC):
     def __init__(self) -> None:
         self._specs: dict[str, TopicSpec] = {}
         self._round_robin: dict[str, int] = {}
+        self._pid = os.getpid()
 
     # -- topics --------------------------------------------------------------------------
 
@@ -176,7 +181,13 @@ class Bus(ABC):
                  traceback: TracebackType | None) -> None:
         self.close()
 
-    # -- argument checks shared by backends ----------------------------------------------
+    # -- checks shared by backends --------------------------------------------------------
+
+    def _check_process(self) -> None:
+        """Refuses use from a forked child, where the connection or loop thread is not alive."""
+        if os.getpid() != self._pid:
+            raise BusError(f"this bus was opened by process {self._pid}; open a new one in "
+                           f"process {os.getpid()} (connections do not survive a fork)")
 
     def _check_partition(self, spec: TopicSpec, partition: int) -> None:
         if not 0 <= partition < spec.partitions:

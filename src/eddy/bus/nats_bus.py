@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Coroutine, Iterator, Sequence
@@ -151,19 +152,21 @@ class NatsBus(Bus):
                 replicas=self._replicas, description=f"eddy bus of app {self.names.app!r}"))
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self._closed:
-            coro.close()
-            raise BusError(f"NATS bus of app '{self.names.app}' is closed")
-        return self._loop.run(coro)
+        return self._submit(coro).result()
 
     def _submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         if self._closed:
             coro.close()
             raise BusError(f"NATS bus of app '{self.names.app}' is closed")
+        try:
+            self._check_process()
+        except BusError:
+            coro.close()
+            raise
         return self._loop.submit(coro)
 
     def close(self) -> None:
-        if self._closed:
+        if self._closed or os.getpid() != self._pid:
             return
         try:
             self._loop.run(self._nc.close(), timeout=self._timeout)

@@ -139,6 +139,7 @@ class SqliteBus(Bus):
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             raise BusError(f"bus {self.path} is closed")
+        self._check_process()
         return self._conn
 
     @contextmanager

@@ -27,7 +27,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Collection
 
-from pyspark.sql import Column
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType
 
@@ -43,6 +43,7 @@ __all__ = ["SparkExpressionCompiler", "UnsupportedInSpark", "spark_type"]
 
 INT, LONG, FLOAT, DOUBLE = AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE
 STRING, BOOL, OBJECT = AttrType.STRING, AttrType.BOOL, AttrType.OBJECT
+ANSI = "spark.sql.ansi.enabled"
 _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
             ">": operator.gt, ">=": operator.ge}
 _INSTANCE_OF = {"instanceOfBoolean": BOOL, "instanceOfDouble": DOUBLE, "instanceOfFloat": FLOAT,
@@ -67,6 +68,10 @@ class SparkExpressionCompiler:
                  resolve: Callable[[ast.Variable], Column], event_time: Column, *,
                  override: Callable[[ast.Expression], Column | None] | None = None,
                  script_functions: Collection[str] = ()) -> None:
+        session = SparkSession.getActiveSession()
+        if session is not None and str(session.conf.get(ANSI)).lower() == "true":
+            raise ValueError(f"Siddhi expressions need {ANSI}=false (Java's wrap-around, casts "
+                             "and nulls); eddy.engine.session sets it, a user setting undid it")
         self.type_of = type_of
         self.resolve = resolve
         self.event_time = event_time

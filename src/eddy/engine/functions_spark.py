@@ -13,6 +13,11 @@ constant where Spark would otherwise fail a whole micro-batch on one bad value (
 replacement strings, ``math:conv`` radices, ``str:fillTemplate`` templates, regex group
 numbers) raise :class:`UnsupportedInSpark` when given a non-constant, so the caller
 evaluates them in Python. OBJECT values are Spark variants (see :func:`spark_type`).
+
+Two compromises: ``math:hex`` of a FLOAT/DOUBLE calls Java's ``toHexString`` through
+``reflect`` (still JVM, but Spark treats it as nondeterministic), and ``str:substr`` by
+regex and group gives '' where the group took no part in the match (Java: null), because
+``regexp_extract`` cannot tell; the Python twin does the same.
 """
 
 from __future__ import annotations

@@ -28,13 +28,14 @@ _runtimes: dict[str, tuple[GroupRuntime, bytes]] = {}
 
 def runtime_for(app_text: str, query_ids: Sequence[str] | None) -> tuple[GroupRuntime, bytes]:
     """The process's runtime for this app and query set, and its pristine state."""
-    key = hashlib.sha256((app_text + "\0" + ",".join(query_ids or ())).encode()).hexdigest()
+    chosen = "*" if query_ids is None else ",".join(query_ids)
+    key = hashlib.sha256(f"{app_text}\0{chosen}".encode()).hexdigest()
     cached = _runtimes.get(key)
     if cached is None:
         from eddy.engine.runtime.group import build_runtime
         from eddy.lang import check
 
-        runtime = build_runtime(check(app_text), list(query_ids) if query_ids else None)
+        runtime = build_runtime(check(app_text), None if query_ids is None else list(query_ids))
         cached = _runtimes[key] = (runtime, runtime.snapshot())
     return cached
 
@@ -103,7 +104,7 @@ StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFram
 def make_step(app_text: str, query_ids: Sequence[str] | None,
               layout: InputLayout) -> StepFunction:
     """The function for ``applyInPandasWithState``: one call per state key and micro-batch."""
-    ids = tuple(query_ids) if query_ids else None
+    ids = None if query_ids is None else tuple(query_ids)
 
     def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
         runtime, pristine = runtime_for(app_text, ids)

@@ -25,9 +25,10 @@ Semantics (from siddhi-core's executors; README of the conformance cases):
   (named groups, ``\\z``, ``\\Q…\\E``, POSIX ``\\p{…}`` classes); exotic Java constructs may
   differ. ``math:`` transcendental functions use the C library and may differ from Java's
   in the last bit; ``math:rand`` and ``UUID()`` are random in both.
-* OBJECT values are plain Python values: ``bool``, ``int`` (an Integer when it fits 32 bits,
-  else a Long), ``float`` (a Double), ``str`` and ``frozenset`` (a set from ``createSet``).
-  FLOAT values handed in by ``resolve`` must already be single precision.
+* Values are plain Python values: ``int`` for INT/LONG, ``float`` for FLOAT/DOUBLE (FLOAT
+  ones already single precision), ``str``, ``bool``, None for null; ``resolve`` must hand
+  them in that way. An OBJECT holds any of those (an ``int`` is an Integer when it fits 32
+  bits, else a Long; a ``float`` is a Double) or a ``frozenset`` from ``createSet``.
 """
 
 from __future__ import annotations
@@ -629,6 +630,7 @@ _STRICT: dict[str, StrictFactory] = {
 }
 """Functions that give null when an argument is null; built from argument types and
 constants. An exception where Java throws (bad index, regex, number) also gives null."""
+
 
 def _is_one(x: Any) -> bool:
     return bool(x == 1)

@@ -1,0 +1,51 @@
+"""Which queries run natively in Spark SQL, and which stay in the per-event runtime.
+
+Building Spark columns needs a SparkContext, hence the ``spark`` fixture.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conformance import load_cases
+
+from eddy.engine.layout import input_layout
+from eddy.engine.native import plan_native
+from eddy.lang import check
+
+STATELESS = [c for c in load_cases(["filter", "projection", "function", "chain"])
+             if c.expected_error is None and "window" not in c.app]
+
+
+@pytest.mark.parametrize("case", STATELESS, ids=lambda c: c.name)
+def test_stateless_cases_run_in_the_jvm(case: object, spark: object) -> None:
+    analyzed = check(case.app)  # type: ignore[attr-defined]
+    plan = plan_native(analyzed, input_layout(analyzed))
+    assert plan.ids == {q.id for q in analyzed.queries}
+
+
+def _native(app: str) -> set[str]:
+    analyzed = check(app)
+    return set(plan_native(analyzed, input_layout(analyzed)).ids)
+
+
+def test_state_keeps_a_query_in_the_runtime_and_its_producers_follow(spark: object) -> None:
+    app = """
+    define stream S (k string, v int);
+    @info(name='clean') from S[v > 0] select k, v insert into Clean;
+    @info(name='total') from Clean#window.length(3) select k, sum(v) as t insert into Totals;
+    @info(name='loud') from S[v > 100] select k insert into Loud;
+    """
+    # 'clean' feeds a runtime query, so it runs in the runtime too; 'loud' is independent.
+    assert _native(app) == {"loud"}
+
+
+def test_native_chains_and_unsupported_expressions(spark: object) -> None:
+    app = """
+    define stream S (k string, v int);
+    define function twice[javascript] return int { return data[0] * 2; };
+    @info(name='a') from S[v > 0] select k, v * 2 as v insert into A;
+    @info(name='b') from A select k, v + 1 as v insert into B;
+    @info(name='c') from S select k, twice(v) as v insert into C;
+    @info(name='d') from S select k, v insert expired events into D;
+    """
+    assert _native(app) == {"a", "b"}
