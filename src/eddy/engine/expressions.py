@@ -7,12 +7,14 @@ both implement); ``tests/engine/test_expressions.py`` checks that the two agree.
 
 What it takes to make Spark behave like Siddhi:
 
-* ``spark.sql.ansi.enabled=false`` (eddy's session default): int/long arithmetic wraps, casts
-  truncate and saturate like Java's, and unparsable strings cast to null. Division and
-  remainder by zero are guarded explicitly (null for floating types too).
+* ``spark.sql.ansi.enabled=false`` (eddy's session default; the compiler refuses a session
+  with ANSI on): int/long arithmetic wraps, casts truncate and saturate like Java's, and
+  unparsable strings cast to null. Division and remainder by zero are guarded explicitly
+  (null for floating types too).
 * Operands are cast to the promoted type before arithmetic; FLOAT arithmetic is done in
-  ``FloatType`` (division in double, then rounded: the same single rounding). Integer ``/``
-  is Spark's ``div``, which truncates toward zero like Java.
+  ``FloatType`` (division in double, then rounded: the same single rounding), with a guard
+  that keeps the optimizer from skipping an int-to-float rounding. Integer ``/`` is Spark's
+  ``div``, which truncates toward zero like Java.
 * Comparisons cast both sides to the type Siddhi's compare executor uses, treat NaN as Java
   does (Spark orders NaN above everything and makes NaN = NaN true), and are false when an
   operand is null; ``and``/``or``/``not`` read null as false. So conditions are never null.
