@@ -383,10 +383,20 @@ def close(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def distinct_for_extremes(events: list[Ev], agg: str) -> list[Ev]:
+    """Equal values make the reference's min/max deque drop the wrong duplicate on expiry
+    (``removeFirstOccurrence``), a quirk eddy reproduces and the conformance cases pin;
+    the naive model here is only meant for distinct values."""
+    if agg not in ("min(v)", "max(v)"):
+        return events
+    return [(e[0], e[1], e[2] * 1000 + i, *e[3:]) for i, e in enumerate(events)]
+
+
 @EXAMPLES
 @given(event_lists(), cuts, st.integers(1, 5), st.sampled_from(sorted(AGGREGATES)))
 def test_sliding_aggregate(events: list[Ev], batches: list[int], n: int, agg: str) -> None:
     """``insert into`` shows one row per input: the aggregate over the window after it."""
+    events = distinct_for_extremes(events, agg)
     got = run(analysed(f"#window.length({n})", f"{agg} as a", output="insert into O"),
               events, batches)
     expected = [AGGREGATES[agg]([e[2] for e in events[max(0, i - n + 1):i + 1]])
@@ -402,6 +412,7 @@ def test_sliding_aggregate(events: list[Ev], batches: list[int], n: int, agg: st
 def test_time_aggregate_by_group(events: list[Ev], batches: list[int], span: int,
                                  agg: str) -> None:
     """With ``group by`` the row is the arriving event's group, over that group's events."""
+    events = distinct_for_extremes(events, agg)
     got = run(analysed(f"#window.time({span})", f"k, {agg} as a", "group by k",
                        "insert into O"), events, batches)
     expected = []
