@@ -90,6 +90,14 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Runs a worker: the REST API, the deployment folder and every app on one SparkSession."""
+    from eddy.api.server import serve_api
+    from eddy.node.worker import run_worker
+
+    return run_worker(args.config, serve_api)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="eddy", description="Run Siddhi streaming-SQL apps on Apache Spark.")
@@ -111,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("-w", "--write", action="store_true", help="rewrite the files in place")
     mode.add_argument("--check", action="store_true", help="exit 1 if a file would change")
     fmt.set_defaults(func=cmd_fmt)
+
+    worker = commands.add_parser("worker", help="run a worker node (REST API, deployment "
+                                                "folder, apps on Spark)")
+    worker.add_argument("--config", metavar="deployment.yaml",
+                        help="WSO2 SP-style configuration (default: embedded defaults)")
+    worker.set_defaults(func=cmd_worker)
     _add_engine_commands(commands)
     return parser
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import pytest
 from conformance import Case, compare_case, load_cases
 
-from eddy.engine.runtime.driver import collect, run_in_batches
-from eddy.engine.runtime.model import InputEvent
+from eddy.engine.runtime.driver import collect
+from eddy.engine.runtime.group import build_runtime
+from eddy.engine.runtime.model import InputEvent, OutputEvent, sort_outputs
 from eddy.lang import check
 
 FEATURES = ("filter", "projection", "function", "chain", "window", "aggregate", "output",
-            "rate", "events")
+            "rate", "events", "pattern", "sequence", "join", "table", "partition")
 BATCH_SIZES = (1, 3, None)
 
 CASES = [c for c in load_cases(FEATURES) if c.expected is not None]
@@ -27,11 +28,39 @@ def input_events(case: Case) -> list[InputEvent]:
             for i, item in enumerate(case.inputs) if "stream" in item]
 
 
-def differences(case: Case, batch_size: int | None) -> list[str]:
+def run_case(case: Case, batch_size: int | None
+             ) -> tuple[list[OutputEvent], list[list[list[object]]]]:
+    """The case's inputs in micro-batches of ``batch_size`` (on-demand queries count as
+    inputs, as in ``eddy replay``), each batch in a fresh runtime restored from the previous
+    batch's snapshot; an on-demand query answers against the state at its place."""
     analyzed = check(case.app)
-    outputs = run_in_batches(analyzed, input_events(case), batch_size)
-    streams, queries = collect(analyzed, outputs)
-    return compare_case(case, streams, queries, [])
+    state = build_runtime(analyzed).snapshot()
+    size = batch_size or max(len(case.inputs), 1)
+    outputs: list[OutputEvent] = []
+    store: list[list[list[object]]] = []
+    for start in range(0, len(case.inputs), size):
+        runtime = build_runtime(analyzed)
+        runtime.restore(state)
+        pending: list[InputEvent] = []
+        for seq, item in enumerate(case.inputs[start:start + size], start):
+            if "store_query" not in item:
+                pending.append(InputEvent(seq, item["timestamp"], item["stream"],
+                                          tuple(item["data"])))
+                continue
+            if pending:
+                outputs += runtime.process(pending)
+                pending = []
+            store.append([list(row) for row in runtime.store_query(item["store_query"])])
+        if pending:
+            outputs += runtime.process(pending)
+        state = runtime.snapshot()
+    return sort_outputs(outputs), store
+
+
+def differences(case: Case, batch_size: int | None) -> list[str]:
+    outputs, store = run_case(case, batch_size)
+    streams, queries = collect(check(case.app), outputs)
+    return compare_case(case, streams, queries, store)
 
 
 @pytest.mark.parametrize("batch_size", BATCH_SIZES, ids=lambda b: f"batch-{b or 'all'}")

@@ -104,7 +104,8 @@ class SpoolDataSource(DataSource):
         raise NotImplementedError("the caller passes the group's input schema")
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        options: dict[str, Any] = dict(self.options)
+        # self.options is case-insensitive; a dict() of it has lower-cased keys.
+        options = self.options
         return SpoolStreamReader(options["path"], int(options.get("maxRowsPerBatch", "0")))
 
 

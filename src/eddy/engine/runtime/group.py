@@ -17,14 +17,18 @@ restored from a snapshot continues exactly as the original would have.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from eddy.engine.runtime.context import Context
 from eddy.engine.runtime.events import CURRENT, to_float32
 from eddy.engine.runtime.javahash import ConcurrentHashOrder
-from eddy.engine.runtime.junction import Junction, NamedWindow
+from eddy.engine.runtime.join import build_join
+from eddy.engine.runtime.junction import Junction, NamedWindow, Receiver
 from eddy.engine.runtime.model import InputEvent, OutputEvent
+from eddy.engine.runtime.on_demand import run_store_query
+from eddy.engine.runtime.partition import Member, PartitionRuntime
+from eddy.engine.runtime.pattern import build_pattern_query, pattern_scheduler_keys
 from eddy.engine.runtime.query import QueryRuntime
 from eddy.engine.runtime.query_builder import (
     UnsupportedQuery,
@@ -33,6 +37,8 @@ from eddy.engine.runtime.query_builder import (
     unsupported_reason,
     uses_scheduler,
 )
+from eddy.engine.runtime.table import Table, build_tables
+from eddy.engine.runtime.table_query import table_compiler, table_output
 from eddy.engine.runtime.windows import Window, WindowArgs, window_class
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
@@ -46,8 +52,8 @@ _STATE_VERSION = 1
 def build_runtime(analyzed: AnalyzedApp, query_ids: Sequence[str] | None = None) -> Runtime:
     """The runtime for ``analyzed``'s queries (all top-level ones when ``query_ids`` is None).
 
-    Raises :class:`UnsupportedQuery` for a query the runtime cannot run (joins, patterns,
-    sequences, partitions, tables).
+    Raises :class:`UnsupportedQuery` for a query the runtime cannot run (see
+    :func:`unsupported_reason`).
     """
     return Runtime(analyzed, query_ids)
 
@@ -69,6 +75,8 @@ def scheduler_order(analyzed: AnalyzedApp) -> dict[str, int]:
         if window is not None and uses_scheduler(window):
             order[f"named:{name}"] = len(order)
     for query in analyzed.queries:
+        for key in pattern_scheduler_keys(query):  # a pattern's absent states ('not S for t')
+            order[key] = len(order)
         for handler in _handlers(query.query.input):
             if isinstance(handler, ast.Window) and uses_scheduler(handler):
                 key = f"window:{query.id}"
@@ -96,7 +104,8 @@ def _findable_windows(analyzed: AnalyzedApp) -> set[str]:
 
 
 class Runtime:
-    """A :class:`~eddy.engine.runtime.model.GroupRuntime` for single-stream queries."""
+    """A :class:`~eddy.engine.runtime.model.GroupRuntime`: queries, named windows, tables
+    and partitions of one execution group."""
 
     def __init__(self, analyzed: AnalyzedApp, query_ids: Sequence[str] | None) -> None:
         self.analyzed = analyzed
@@ -104,19 +113,26 @@ class Runtime:
         self.schedulers = scheduler_order(analyzed)
         self.junctions: dict[str, Junction] = {}
         self.windows: dict[str, NamedWindow] = {}
-        self.queries: dict[str, QueryRuntime] = {}
+        self.queries: dict[str, Member] = {}
+        self.tables: dict[str, Table] = build_tables(analyzed)
+        self.compiler = table_compiler(self.tables)  # expressions may read tables ('in T')
+        self.partitions: list[PartitionRuntime] = []
         self.floats: dict[str, list[int]] = {
             name: [i for i, a in enumerate(info.attributes) if a.type == AttrType.FLOAT]
             for name, info in analyzed.streams.items()}
         selected = self._select(query_ids)
-        for info in selected:
+        inner = [q for p in analyzed.partitions for q in p.queries]
+        for info in selected + inner:
             for name in info.inputs:
-                if analyzed.streams[name].kind == "window":
+                if name in analyzed.streams and analyzed.streams[name].kind == "window":
                     self._named_window(name)
             if info.target_kind == "window" and info.target is not None:
                 self._named_window(info.target)
         for info in selected:
             self._add_query(info)
+        for partition in self.analyzed.partitions:
+            if query_ids is None or any(q.id in query_ids for q in partition.queries):
+                self.partitions.append(PartitionRuntime(partition, self))
 
     def _select(self, query_ids: Sequence[str] | None) -> list[QueryInfo]:
         top = [q for q in self.analyzed.queries if q.partition is None]
@@ -128,17 +144,11 @@ class Runtime:
             if missing:
                 raise KeyError(f"no query {', '.join(map(repr, missing))} in the app")
             wanted = set(query_ids)
-            chosen = [q for q in self.analyzed.queries if q.id in wanted]
+            chosen = [q for q in top if q.id in wanted]  # partitions build their own
         for info in chosen:
             reason = unsupported_reason(info)
             if reason is not None:
                 raise UnsupportedQuery(info.id, reason)
-        if query_ids is None:
-            for partition in self.analyzed.partitions:
-                if partition.queries:
-                    first = partition.queries[0]
-                    raise UnsupportedQuery(first.id, "queries inside partitions are not "
-                                           "supported by this runtime yet")
         return chosen
 
     def _junction(self, name: str) -> Junction:
@@ -181,18 +191,53 @@ class Runtime:
         return named
 
     def _add_query(self, info: QueryInfo) -> None:
+        query, inputs = self.build_member(info, self._junction)
+        self.queries[info.id] = query
+        for stream, receiver in inputs:
+            self._junction(stream).subscribe(info.index, receiver)
+
+    def build_member(self, info: QueryInfo, junction: Callable[[str], Junction]
+                     ) -> tuple[Member, list[tuple[str, Receiver]]]:
+        """Builds one query's runtime and connects its output; returns it with the receivers
+        of its input streams. ``junction`` gives the junctions of its input and inner ``#``
+        streams: the group's, or a partition's own."""
         def index(key: str) -> int:
             return self.schedulers[key]
 
-        query = build_query(info, self.analyzed, self.context, index)
-        self.queries[info.id] = query
-        self._junction(info.inputs[0]).subscribe(info.index, query.receive)
-        if info.target_kind == "window" and info.target is not None:
+        query: QueryRuntime
+        if isinstance(info.query.input, ast.StateInputStream):
+            pattern = build_pattern_query(info, self.analyzed, self.context, index)
+            inputs = list(pattern.receivers.items())
+            query = pattern
+        elif isinstance(info.query.input, ast.JoinInputStream):
+            join = build_join(info, self.analyzed, self.context, index, self.compiler,
+                              self.tables, self.windows)
+            inputs = join.inputs()
+            query = join.query
+            self._connect_output(query, info, junction)
+            return join, inputs
+        else:
+            query = build_query(info, self.analyzed, self.context, index, self.compiler)
+            inputs = [(info.inputs[0], query.receive)]
+        self._connect_output(query, info, junction)
+        return query, inputs
+
+    def _connect_output(self, query: QueryRuntime, info: QueryInfo,
+                        junction: Callable[[str], Junction]) -> None:
+        if info.target is None:
+            return
+        if info.target_kind == "window":
             window = self.windows[info.target]
             query.publish = lambda chunk, prefix, w=window: w.receive(chunk, prefix + (0,))
-        elif info.target_kind == "stream" and info.target is not None:
-            junction = self._junction(info.target)
-            query.publish = junction.send
+        elif info.target_kind == "stream":
+            query.publish = self._junction(info.target).send
+        elif info.target_kind == "inner":
+            query.publish = junction(f"#{info.target}").send
+        elif info.target_kind == "table":
+            output = table_output(self.tables[info.target], info.query.output, info.outputs,
+                                  self.compiler(self.analyzed.type_of, _no_position,
+                                                self.context), self.analyzed.type_of)
+            query.publish = output.receive
 
     # -- GroupRuntime ----------------------------------------------------------------------
     def process(self, events: Iterable[InputEvent]) -> list[OutputEvent]:
@@ -237,6 +282,8 @@ class Runtime:
             "context": self.context.get_state(),
             "queries": {qid: q.get_state() for qid, q in self.queries.items()},
             "windows": {name: w.get_state() for name, w in self.windows.items()},
+            "tables": {name: t.get_state() for name, t in self.tables.items()},
+            "partitions": [p.get_state() for p in self.partitions],
         }
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -250,10 +297,18 @@ class Runtime:
             query.set_state(loaded["queries"][qid])
         for name, window in self.windows.items():
             window.set_state(loaded["windows"][name])
+        for name, table in self.tables.items():
+            table.set_state(loaded["tables"][name])
+        for partition, partition_state in zip(self.partitions, loaded["partitions"]):
+            partition.set_state(partition_state)
 
     def store_query(self, query_text: str) -> list[tuple[Any, ...]]:
-        raise UnsupportedQuery("<store query>", "on-demand queries need tables, which this "
-                               "runtime does not run yet")
+        """Runs an on-demand query against the group's tables (mutations return [])."""
+        return run_store_query(self, query_text)
+
+
+def _no_position(var: ast.Variable) -> int:
+    raise KeyError(var.attribute)  # table operations resolve every variable themselves
 
 
 if TYPE_CHECKING:

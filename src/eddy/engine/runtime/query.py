@@ -162,6 +162,21 @@ class QueryRuntime:
                 self._emit(out, path, emitted)
                 emitted += 1
 
+    def select_and_emit_together(self, chunks: list[Chunk], path: Path,
+                                 emission: int = 0) -> None:
+        """The tail of a join (``QuerySelector.process(List)``): each chunk goes through the
+        selector on its own, then everything selected reaches the rate limiter and the
+        output as one chunk."""
+        selected: list[OutEvent] = []
+        for piece in chunks:
+            out = self.selector.process(piece)
+            if out:
+                selected += out
+        if selected:
+            limited = self.limiter.process(selected)
+            if limited:
+                self._emit(limited, path, emission)
+
     def _emit(self, events: list[OutEvent], path: Path, emission: int) -> None:
         context = self.context
         seq, outputs = context.seq, context.outputs

@@ -61,23 +61,21 @@ class UnsupportedQuery(NotImplementedError):
 def unsupported_reason(info: QueryInfo) -> str | None:
     """Why the runtime cannot run ``info``, or None if it can."""
     query = info.query
-    if info.partition is not None:
-        return "queries inside partitions are not supported by this runtime yet"
     stream = query.input
     if isinstance(stream, ast.JoinInputStream):
-        return "joins are not supported by this runtime yet"
+        from eddy.engine.runtime.join import join_unsupported_reason  # join builds on this
+
+        return join_unsupported_reason(info)
     if isinstance(stream, ast.StateInputStream):
-        return f"{stream.kind}s are not supported by this runtime yet"
+        from eddy.engine.runtime.pattern import pattern_unsupported_reason  # builds on this
+
+        return pattern_unsupported_reason(info)
     if isinstance(stream, ast.AnonymousInputStream):
         return "anonymous (nested) input queries are not supported by this runtime yet"
     assert isinstance(stream, ast.SingleInputStream)
     if stream.fault:
         return "fault streams ('!S') are not supported by this runtime yet"
-    if stream.inner:
-        return "inner streams ('#S') belong to partitions, which are not supported yet"
-    if not isinstance(query.output, (ast.InsertIntoStream, ast.ReturnStream)):
-        return "table outputs (delete/update/upsert) are not supported by this runtime yet"
-    if info.target_kind not in ("stream", "window", "return"):
+    if info.target_kind not in ("stream", "window", "return", "table", "inner"):
         return f"inserting into a {info.target_kind} is not supported by this runtime yet"
     for handler in stream.handlers:
         if isinstance(handler, ast.Window) and window_class(handler.namespace,
@@ -108,11 +106,13 @@ class QueryBuilder:
     """Builds one query's runtime; see :func:`build_query`."""
 
     def __init__(self, info: QueryInfo, analyzed: AnalyzedApp, context: Context,
-                 scheduler_index: SchedulerIndex) -> None:
+                 scheduler_index: SchedulerIndex,
+                 compiler: Callable[..., ExpressionCompiler] = ExpressionCompiler) -> None:
         self.info = info
         self.analyzed = analyzed
         self.context = context
         self.scheduler_index = scheduler_index
+        self.make_compiler = compiler  # the group's tables make 'in T' compilable
         query = info.query
         assert isinstance(query.input, ast.SingleInputStream)
         self.input = query.input
@@ -129,7 +129,7 @@ class QueryBuilder:
         return self.positions[resolved.attribute.name]
 
     def build(self) -> QueryRuntime:
-        plain = ExpressionCompiler(self.analyzed.type_of, self.position_of, self.context)
+        plain = self.make_compiler(self.analyzed.type_of, self.position_of, self.context)
         pre: list[Stage] = []
         post: list[Stage] = []
         window: Window | None = None
@@ -198,7 +198,7 @@ class QueryBuilder:
 
     def _selector_plan(self, track_future: bool, batching: bool) -> SelectorPlan:
         selector = self.info.query.selector
-        compiler = ExpressionCompiler(self.analyzed.type_of, self.position_of, self.context,
+        compiler = self.make_compiler(self.analyzed.type_of, self.position_of, self.context,
                                       self.frame, track_future, destroy_groups=self.group_by)
         items: list[tuple[str, Any]] = []
         aggregate_positions: list[int] = []
@@ -299,13 +299,15 @@ class QueryBuilder:
 
 
 def build_query(info: QueryInfo, analyzed: AnalyzedApp, context: Context,
-                scheduler_index: SchedulerIndex) -> QueryRuntime:
-    """The runtime of one supported single-stream query (see :func:`unsupported_reason`)."""
+                scheduler_index: SchedulerIndex,
+                compiler: Callable[..., ExpressionCompiler] = ExpressionCompiler) -> QueryRuntime:
+    """The runtime of one supported single-stream query (see :func:`unsupported_reason`);
+    ``compiler`` makes its expression compilers (one that knows the tables for ``in T``)."""
     reason = unsupported_reason(info)
     if reason is not None:
         raise UnsupportedQuery(info.id, reason)
     try:
-        return QueryBuilder(info, analyzed, context, scheduler_index).build()
+        return QueryBuilder(info, analyzed, context, scheduler_index, compiler).build()
     except CompileError as error:
         raise UnsupportedQuery(info.id, str(error)) from error
 

@@ -1,0 +1,1 @@
+"""HTTP APIs (FastAPI): the worker API of WSO2 SP, the store query API, auth and TLS."""

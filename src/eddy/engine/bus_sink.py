@@ -1,0 +1,171 @@
+"""Writing a group's output rows to the bus: one topic per output stream, exactly once.
+
+The group's outputs leave Spark as one stream of tagged rows (:data:`~eddy.engine.layout.
+OUTPUT_SCHEMA`); :class:`BusSink` routes each row of a query that inserts into a stream to
+that stream's topic, with ``_data`` decoded into the stream's typed attributes.
+
+**Why foreachBatch, not a DataSourceStreamWriter.** Exactly-once on the bus needs an
+idempotency key that is the same when Spark replays a micro-batch: ``(producer, batch id)``.
+A stream writer's ``write()`` runs per partition in an executor and is never told the batch
+id (only the driver-side ``commit`` is), and partitions would append separately, so a
+topic's events of one batch would interleave in whatever order the tasks finished.
+``foreachBatch`` gets the batch id, sees the whole batch, can sort it into the group's
+order — ``(_seq, _order)``, the cause of each output (DESIGN.md §3) — and appends it per
+topic in one call, which the bus stores atomically per (producer, batch id). It runs in the
+driver process, where sink callbacks (log, HTTP, …) live too. The cost is moving outputs
+through the driver; a group's outputs are usually far fewer than its inputs.
+
+**Idempotency.** ``producer`` is ``<app>/<group>/<Spark query id>``; the query id persists in
+the checkpoint, so it names exactly the lifetime over which batch ids are meaningful (a new
+checkpoint restarts batch ids at 0 and gets a new query id). A batch replayed after a crash
+— same id, same offsets, same state, hence the same rows — is appended again under the same
+key and the bus drops it (SQLite: for as long as the batch is retained; NATS: within the
+stream's duplicate window). Callbacks given ``on_output`` see a replayed batch again: they
+are at-least-once unless they deduplicate by batch id themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+
+from eddy.bus import Bus
+from eddy.bus import TS as BUS_TS
+from eddy.lang.ast import Attribute, AttrType
+
+OutputCallback = Callable[[int, Mapping[str, pa.Table]], None]
+"""Called with the batch id and, per output stream with events, what was appended."""
+
+_ARROW: dict[AttrType, pa.DataType] = {
+    AttrType.INT: pa.int32(), AttrType.LONG: pa.int64(), AttrType.FLOAT: pa.float32(),
+    AttrType.DOUBLE: pa.float64(), AttrType.STRING: pa.string(), AttrType.BOOL: pa.bool_(),
+    AttrType.OBJECT: pa.string(),
+}
+
+
+@dataclass(frozen=True)
+class OutputStream:
+    """An output stream of the group and the topic its events go to."""
+
+    stream: str
+    topic: str
+    attributes: tuple[Attribute, ...]
+
+
+@dataclass
+class SinkStats:
+    """What the sink wrote so far (driver-side counters, reset by a restart)."""
+
+    batches: int = 0
+    last_batch_id: int | None = None
+    events: dict[str, int] = field(default_factory=dict)
+
+
+class BusSink:
+    """A ``foreachBatch`` function appending a group's stream outputs to their topics.
+
+    ``queries`` maps the id of every query that inserts into a stream to that stream; rows
+    of other queries (tables, windows, on-demand queries) are not the bus's business.
+    Call :meth:`bind` with the started query's id before (or while) the first batch runs.
+    """
+
+    def __init__(self, bus: Bus, outputs: Sequence[OutputStream], queries: Mapping[str, str],
+                 producer_prefix: str, *, on_output: OutputCallback | None = None,
+                 bind_timeout_s: float = 60.0) -> None:
+        self.bus = bus
+        self.outputs = {o.stream: o for o in outputs}
+        unknown = sorted(set(queries.values()) - set(self.outputs))
+        if unknown:
+            raise ValueError(f"queries insert into {', '.join(unknown)}, which have no topic")
+        self.queries = dict(queries)
+        self.producer_prefix = producer_prefix
+        self.on_output = on_output
+        self.stats = SinkStats()
+        self._producer: str | None = None
+        self._bound = threading.Event()
+        self._bind_timeout_s = bind_timeout_s
+
+    def bind(self, query_id: str) -> None:
+        """Sets the producer to ``<prefix>/<query_id>``: the Spark query id, which the
+        checkpoint keeps across restarts."""
+        self._producer = f"{self.producer_prefix}/{query_id}"
+        self._bound.set()
+
+    @property
+    def producer(self) -> str:
+        """The producer name appends carry; waits (bounded) for :meth:`bind`."""
+        if not self._bound.wait(self._bind_timeout_s) or self._producer is None:
+            raise RuntimeError("BusSink.bind() was not called with the query id; appends "
+                               "without a stable producer would not be idempotent")
+        return self._producer
+
+    def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        """Writes one micro-batch (all of it: a stateful batch must be consumed whole)."""
+        tables = self.tables(frame.toArrow())
+        producer = self.producer
+        for stream in sorted(tables):
+            self.bus.append(self.outputs[stream].topic, tables[stream], producer=producer,
+                            batch_id=batch_id)
+            self.stats.events[stream] = self.stats.events.get(stream, 0) + tables[stream].num_rows
+        self.stats.batches += 1
+        self.stats.last_batch_id = batch_id
+        if self.on_output is not None:
+            self.on_output(batch_id, tables)
+
+    def tables(self, rows: pa.Table) -> dict[str, pa.Table]:
+        """Output rows (OUTPUT_SCHEMA) as one table per stream: ``_ts`` and the typed
+        attributes, in the group's order."""
+        queries: list[Any] = rows.column("_query").to_pylist()
+        keep = [i for i, q in enumerate(queries) if q in self.queries]
+        if not keep:
+            return {}
+        seqs = rows.column("_seq").to_pylist()
+        orders = rows.column("_order").to_pylist()
+        keep.sort(key=lambda i: (seqs[i], orders[i]))
+        ts: list[Any] = rows.column("_ts").to_pylist()
+        data: list[Any] = rows.column("_data").to_pylist()
+        by_stream: dict[str, list[int]] = {}
+        for i in keep:
+            by_stream.setdefault(self.queries[queries[i]], []).append(i)
+        return {stream: self._table(self.outputs[stream], [ts[i] for i in chosen],
+                                    [data[i] for i in chosen])
+                for stream, chosen in by_stream.items()}
+
+    @staticmethod
+    def _table(output: OutputStream, ts: list[int], data: list[str]) -> pa.Table:
+        # One parse for the whole batch; a row is a JSON array (runtime) or object (Spark's
+        # to_json of a struct, in attribute order).
+        decoded: list[Any] = json.loads("[" + ",".join(data) + "]")
+        rows = [list(v.values()) if isinstance(v, dict) else v for v in decoded]
+        width = len(output.attributes)
+        for row in rows:
+            if len(row) != width:
+                raise ValueError(f"an output of stream '{output.stream}' has {len(row)} "
+                                 f"values, the stream has {width} attributes")
+        columns: dict[str, Any] = {BUS_TS: pa.array(ts, pa.int64())}
+        for j, attribute in enumerate(output.attributes):
+            values = [_typed(row[j], attribute.type) for row in rows]
+            columns[attribute.name] = pa.array(values, _ARROW[attribute.type])
+        return pa.table(columns)
+
+
+def _typed(value: Any, attr_type: AttrType) -> Any:
+    """A decoded JSON value as the attribute's Python type (non-finite doubles arrive as
+    the strings ``NaN``/``Infinity``, objects as JSON text)."""
+    if value is None:
+        return None
+    if attr_type in (AttrType.INT, AttrType.LONG):
+        return int(value)
+    if attr_type in (AttrType.FLOAT, AttrType.DOUBLE):
+        return float(value)
+    if attr_type is AttrType.BOOL:
+        return bool(value)
+    if attr_type is AttrType.OBJECT:
+        return value if isinstance(value, str) else json.dumps(value)
+    return value if isinstance(value, str) else str(value)

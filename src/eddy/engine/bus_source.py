@@ -1,0 +1,396 @@
+"""The streaming source of one execution group: its input topics on the bus, as wide rows.
+
+A group reads every input stream through this one source (each extra read of a Python
+source costs a full scan), one bus topic per Siddhi stream. Spark drives it:
+
+* **Offsets** are bus positions, ``{"<topic>": [<next seq of partition 0>, …], …}`` with
+  topics in the group's stream order — the sequence each partition reads next, exactly the
+  bus's own offset convention, so a checkpointed offset is a position anyone can read from.
+* ``latestOffset`` asks the bus for its end offsets (one cheap query per topic; Spark polls
+  it every 10–15 ms when idle). With ``maxRowsPerBatch`` the admitted rows are shared out
+  fairly over the partitions that have data (:func:`admit`), so no partition starves.
+* ``partitions`` cuts one micro-batch into tasks; ``read`` returns the rows of the group's
+  wide layout (:class:`~eddy.engine.layout.InputLayout`) as Arrow record batches.
+* ``commit`` records the batch's end as the group's consumer position on the bus, so
+  retention never removes an event the group has not finished with.
+
+**The group's order.** The per-event runtime processes a batch in ``_seq`` order, so
+``_seq`` must be one total order over every topic of the group, identical whenever a batch
+is read again (a union re-reads its source; a restart replays the last batch). Within a
+micro-batch, events are ordered by the key ``(high-water _ts, stream index, partition, bus
+seq)``, the high-water ``_ts`` of an event being the largest ``_ts`` of its partition in the
+batch up to and including it. Each partition's own order is arrival order and is kept
+(timestamps of playback or mapped time may go backwards within a partition; Siddhi
+processes them as they arrive), and partitions interleave by time. When timestamps rise
+within each partition the key is simply ``(_ts, stream, partition, seq)``. Then
+``_seq = base + rank``, ``base`` being the sum of the batch's start offsets — the number of
+events of all partitions before the batch — so ``_seq`` rises across micro-batches too.
+
+The key depends only on the events between the batch's start and end offsets, which Spark
+writes to its offset log before running the batch, and on the stream order, which is fixed
+by the app. Bus reads of a range are repeatable. So re-reading a batch — in another task,
+after a crash, after a restart from the checkpoint — gives every event the same ``_seq``.
+The cut between micro-batches does influence how two topics interleave (a batch is always
+processed before the next); that cut is checkpointed too.
+
+A rank needs the whole batch, so every task of a batch reads all of the batch's events and
+emits one contiguous slice of ranks. Small batches are one task; a batch above
+``rowsPerTask`` events is split over up to ``maxTasks`` tasks, which share building the wide
+rows and moving them into the JVM — the costly part — while reading bus records is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.types import StructType
+
+from eddy.bus import SEQ as BUS_SEQ
+from eddy.bus import TS as BUS_TS
+from eddy.bus import Bus, open_bus
+from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
+from eddy.lang.ast import Attribute, AttrType
+
+FORMAT = "eddy-bus"
+DEFAULT_ROWS_PER_TASK = 100_000
+STARTS = ("committed", "earliest", "latest")
+
+Offsets = dict[str, list[int]]
+
+
+# -- the group's inputs, as options ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupInput:
+    """What a group reads: its wide layout and, per input stream, the topic holding it.
+
+    Streams of the layout without a topic (the on-demand pseudo-stream, streams the group
+    itself produces) never have rows from this source.
+    """
+
+    layout: InputLayout
+    topics: tuple[tuple[str, str], ...]  # (stream, topic), in layout order
+
+    def __post_init__(self) -> None:
+        streams = [name for name, _ in self.layout.streams]
+        for stream, _ in self.topics:
+            if stream not in streams:
+                raise ValueError(f"stream '{stream}' is not in the group's input layout")
+        names = [topic for _, topic in self.topics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"each input stream needs a topic of its own, got {names}")
+        order = {name: i for i, name in enumerate(streams)}
+        object.__setattr__(self, "topics",
+                           tuple(sorted(self.topics, key=lambda st: order[st[0]])))
+
+    def stream_index(self, stream: str) -> int:
+        """The stream's position in the layout (its ``s<i>_…`` columns)."""
+        return [name for name, _ in self.layout.streams].index(stream)
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "streams": [[name, [[a.name, a.type.value] for a in attrs]]
+                        for name, attrs in self.layout.streams],
+            "topics": [list(pair) for pair in self.topics],
+        }, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> GroupInput:
+        data = json.loads(text)
+        layout = InputLayout(tuple(
+            (name, tuple(Attribute(a, AttrType(t)) for a, t in attrs))
+            for name, attrs in data["streams"]))
+        return cls(layout, tuple((s, t) for s, t in data["topics"]))
+
+
+# -- buses, one per process ---------------------------------------------------------------
+
+_buses: dict[tuple[str, int], Bus] = {}
+_buses_lock = threading.Lock()
+_MAX_OPEN_BUSES = 8
+
+
+def process_bus(url: str) -> Bus:
+    """This process's bus for ``url``, opened on first use (Spark's workers are forked and
+    reused, so each opens its own once). A worker serves one task at a time, so the least
+    recently used of more than a few buses can be closed safely."""
+    key = (url, os.getpid())
+    with _buses_lock:
+        bus = _buses.pop(key, None)
+        if bus is None:
+            bus = open_bus(url)
+        _buses[key] = bus  # most recently used last
+        stale = [k for k in _buses if k[1] != key[1]] + list(_buses)[:-_MAX_OPEN_BUSES]
+        for old in dict.fromkeys(stale):
+            closing = _buses.pop(old)
+            if old[1] == key[1]:
+                closing.close()  # a parent's bus (before a fork) is only forgotten
+        return bus
+
+
+def close_process_bus(url: str) -> None:
+    """Closes this process's bus for ``url``, if it opened one."""
+    with _buses_lock:
+        bus = _buses.pop((url, os.getpid()), None)
+    if bus is not None:
+        bus.close()
+
+
+# -- admission control ------------------------------------------------------------------
+
+
+def admit(start: Offsets, end: Offsets, max_rows: int) -> Offsets:
+    """``end`` cut down to at most ``max_rows`` events past ``start``, shared fairly.
+
+    Water-filling: partitions with little waiting get all of it, the rest split what
+    remains equally (the odd events going to those with the most waiting, ties in topic and
+    partition order), so the result depends only on the arguments and every partition with
+    data advances when the limit allows.
+    """
+    slots = [(topic, p, end[topic][p] - start[topic][p])
+             for topic in end for p in range(len(end[topic]))]
+    if sum(max(waiting, 0) for _, _, waiting in slots) <= max_rows:
+        return {topic: list(ends) for topic, ends in end.items()}
+    waiting = [(n, i) for i, (_, _, n) in enumerate(slots) if n > 0]
+    waiting.sort()
+    grant = [0] * len(slots)
+    budget = max_rows
+    for done, (n, i) in enumerate(waiting):
+        grant[i] = min(n, budget // (len(waiting) - done))
+        budget -= grant[i]
+    for i, (_, _, n) in enumerate(slots):  # a safety net: flooring leaves nothing over
+        extra = min(budget, max(n - grant[i], 0))
+        grant[i] += extra
+        budget -= extra
+    admitted = {topic: list(start[topic]) for topic in end}
+    for (topic, p, _), granted in zip(slots, grant):
+        admitted[topic][p] += granted
+    return admitted
+
+
+# -- the reader --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchSlice(InputPartition):
+    """One task of a micro-batch: every ``(stream index, topic, partition, start, end)`` range
+    of the batch, the batch's ``base`` and the slice ``[lo, hi)`` of ranks it emits."""
+
+    ranges: tuple[tuple[int, str, int, int, int], ...]
+    base: int
+    lo: int
+    hi: int
+
+
+class BusStreamReader(DataSourceStreamReader):
+    """Reads a group's input topics; see the module docstring. Holds no bus itself (Spark
+    pickles the reader into its workers): each process opens its own."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.url = options["url"]
+        self.consumer = options["consumer"]
+        self.inputs = GroupInput.from_json(options["inputs"])
+        self.max_rows = int(options.get("maxRowsPerBatch", "0"))
+        self.rows_per_task = int(options.get("rowsPerTask", str(DEFAULT_ROWS_PER_TASK)))
+        self.max_tasks = max(1, int(options.get("maxTasks", "1")))
+        self.starting = options.get("startingOffsets", "committed")
+        if self.starting not in STARTS:
+            raise ValueError(f"startingOffsets must be one of {', '.join(STARTS)}, "
+                             f"not {self.starting!r}")
+        self._checked = False
+
+    def _bus(self) -> Bus:
+        return process_bus(self.url)
+
+    def initialOffset(self) -> Offsets:
+        """The consumer's committed position, else ``startingOffsets``; committed at once so
+        retention keeps what the group has yet to read, and so that asking again (Spark does
+        after a crash in the first batch) gives the same answer."""
+        bus = self._bus()
+        self._check_schemas(bus)
+        offsets: Offsets = {}
+        for _, topic in self.inputs.topics:
+            first, ends = bus.start_offsets(topic), bus.end_offsets(topic)
+            fallback = ends if self.starting == "latest" else first
+            positions = []
+            for p in range(len(ends)):
+                committed = bus.committed(self.consumer, topic, p)
+                position = fallback[p] if committed is None else committed
+                positions.append(min(max(position, first[p]), ends[p]))
+                if committed != positions[-1]:
+                    bus.commit(self.consumer, topic, p, positions[-1])
+            offsets[topic] = positions
+        return offsets
+
+    def _check_schemas(self, bus: Bus) -> None:
+        """Fails the query (once, at its start or restart) if a topic's events do not have
+        the attributes the group reads them as."""
+        if self._checked:
+            return
+        for stream, topic in self.inputs.topics:
+            expected = self.inputs.layout.attributes(stream)
+            actual = bus.topic(topic).attributes
+            if tuple(actual) != tuple(expected):
+                raise ValueError(
+                    f"topic '{topic}' holds ({_schema(actual)}), but the group reads stream "
+                    f"'{stream}' as ({_schema(expected)})")
+        self._checked = True
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
+
+    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        bus = self._bus()
+        self._check_schemas(bus)
+        start = self._complete(bus, start)
+        end = {topic: [max(e, s) for e, s in zip(bus.end_offsets(topic), start[topic])]
+               for _, topic in self.inputs.topics}
+        if isinstance(limit, ReadMaxRows):
+            end = admit(start, end, limit.max_rows)
+        return end
+
+    def _complete(self, bus: Bus, offsets: Offsets) -> Offsets:
+        """``offsets`` with a position for every input topic (a topic missing from a
+        checkpoint starts at its first retained event)."""
+        missing = [t for _, t in self.inputs.topics if t not in offsets]
+        return {**offsets, **{t: bus.start_offsets(t) for t in missing}}
+
+    def partitions(self, start: Offsets, end: Offsets) -> Sequence[InputPartition]:
+        start = self._complete(self._bus(), start)
+        ranges = tuple(
+            (self.inputs.stream_index(stream), topic, p, start[topic][p], end[topic][p])
+            for stream, topic in self.inputs.topics
+            for p in range(len(end[topic])) if end[topic][p] > start[topic][p])
+        total = sum(e - s for *_, s, e in ranges)
+        if total == 0:
+            return []
+        base = sum(sum(positions) for positions in start.values())
+        tasks = max(1, min(self.max_tasks, math.ceil(total / max(self.rows_per_task, 1))))
+        return [BatchSlice(ranges, base, total * i // tasks, total * (i + 1) // tasks)
+                for i in range(tasks)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, BatchSlice)
+        table = ordered_rows(self._bus(), self.inputs, partition)
+        yield from table.to_batches()
+
+    def commit(self, end: Offsets) -> None:
+        bus = self._bus()
+        for topic, positions in end.items():
+            for p, position in enumerate(positions):
+                bus.commit(self.consumer, topic, p, position)
+
+    def stop(self) -> None:
+        close_process_bus(self.url)
+
+
+def _schema(attributes: Sequence[Attribute]) -> str:
+    return ", ".join(f"{a.name} {a.type.value}" for a in attributes)
+
+
+# -- building the wide rows ---------------------------------------------------------------
+
+
+def ordered_rows(bus: Bus, inputs: GroupInput, task: BatchSlice) -> pa.Table:
+    """The events of ranks ``[task.lo, task.hi)`` of the batch, in the wide layout, with the
+    group's ``_seq``; see the module docstring for the order."""
+    layout = inputs.layout
+    schema = layout.arrow_schema()
+    streams = dict(inputs.topics)
+    pieces: list[pa.Table] = []
+    keys: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    for index, topic, p, start, end in task.ranges:
+        events = bus.read_table(topic, p, start, end)
+        stream = layout.streams[index][0]
+        assert streams[stream] == topic
+        pieces.append(_widen(events, layout, index, schema))
+        ts = events.column(BUS_TS).to_numpy()
+        n = events.num_rows
+        keys.append((np.maximum.accumulate(ts) if n else ts, np.full(n, index, np.int64),
+                     np.full(n, p, np.int64), events.column(BUS_SEQ).to_numpy()))
+    if not pieces:
+        return schema.empty_table()
+    high_water, stream_index, part, seq = (np.concatenate(k) for k in zip(*keys))
+    order = np.lexsort((seq, part, stream_index, high_water))[task.lo:task.hi]
+    rows = pa.concat_tables(pieces).take(order.astype(np.int64))
+    seqs = pa.array(np.arange(task.base + task.lo, task.base + task.hi, dtype=np.int64))
+    return rows.set_column(0, schema.field(SEQ), seqs)
+
+
+def _widen(events: pa.Table, layout: InputLayout, index: int, schema: pa.Schema) -> pa.Table:
+    """One topic's events (``_seq``, ``_ts``, attributes) in the group's wide layout."""
+    n = events.num_rows
+    stream, attributes = layout.streams[index]
+    own = dict(zip(layout.columns(stream), attributes))
+    columns: list[Any] = []
+    for field in schema:
+        if field.name == SEQ:
+            columns.append(events.column(BUS_SEQ))
+        elif field.name == TS:
+            columns.append(events.column(BUS_TS))
+        elif field.name == STREAM:
+            columns.append(pa.array([stream] * n, pa.string()))
+        elif field.name in own:
+            columns.append(events.column(own[field.name].name).cast(field.type))
+        else:
+            columns.append(pa.nulls(n, field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+# -- wiring ------------------------------------------------------------------------------
+
+
+class BusDataSource(DataSource):
+    """``format("eddy-bus")``; options ``url``, ``consumer``, ``inputs`` (a
+    :meth:`GroupInput.to_json`), ``maxRowsPerBatch`` (0 = all available), ``rowsPerTask``,
+    ``maxTasks`` and ``startingOffsets`` (committed, earliest or latest)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> StructType:
+        return GroupInput.from_json(self.options["inputs"]).layout.spark_schema()
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return BusStreamReader(dict(self.options))
+
+
+_registered: set[int] = set()
+_register_lock = threading.Lock()
+
+
+def register_bus_source(spark: SparkSession) -> None:
+    """Makes ``format("eddy-bus")`` known to ``spark`` (once per session)."""
+    with _register_lock:
+        if id(spark) not in _registered:
+            spark.dataSource.register(BusDataSource)
+            _registered.add(id(spark))
+
+
+def read_group_input(spark: SparkSession, url: str, inputs: GroupInput, consumer: str, *,
+                     max_rows_per_batch: int = 0, rows_per_task: int = DEFAULT_ROWS_PER_TASK,
+                     max_tasks: int | None = None, starting_offsets: str = "committed",
+                     ) -> DataFrame:
+    """The streaming DataFrame of a group's input topics, in its wide layout."""
+    register_bus_source(spark)
+    tasks = max_tasks if max_tasks is not None else spark.sparkContext.defaultParallelism
+    options: dict[str, Any] = {
+        "url": url, "consumer": consumer, "inputs": inputs.to_json(),
+        "maxRowsPerBatch": str(max_rows_per_batch), "rowsPerTask": str(rows_per_task),
+        "maxTasks": str(tasks), "startingOffsets": starting_offsets,
+    }
+    return (spark.readStream.format(FORMAT).schema(inputs.layout.spark_schema())
+            .options(**options).load())

@@ -1,0 +1,266 @@
+"""Running one execution group continuously: bus topics in, Spark query, bus topics out.
+
+:class:`GroupRunner` is what a worker deploys per execution group (DESIGN.md §2, §4; for
+now an app is one group). It creates a topic for every input and output stream of the app,
+reads the input topics through :mod:`eddy.engine.bus_source`, compiles the group with
+:func:`~eddy.engine.group_query.compile_group` and appends the outputs to their topics
+through :mod:`eddy.engine.bus_sink` — one Spark streaming query with a processing-time
+trigger and a checkpoint under ``checkpoint_dir``.
+
+A runner stopped (or crashed) and started again on the same checkpoint resumes exactly:
+Spark replays a batch it had not committed with the same offsets, the source gives its
+events the same ``_seq``, the state store gives back the state before the batch, and the
+bus drops the outputs of the batch that were already appended.
+
+Which streams are topics: an *input* is a defined stream that no query of the group
+inserts into (events reach it from outside: a source, another group); an *output* is every
+stream a query inserts into. A stream that is both (inserted into here and also fed from
+outside) is treated as an output only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming.query import StreamingQuery
+
+from eddy.bus import Bus, TopicSpec, open_bus
+from eddy.engine.bus_sink import BusSink, OutputCallback, OutputStream
+from eddy.engine.bus_source import GroupInput, Offsets, read_group_input
+from eddy.engine.group_query import compile_group
+from eddy.engine.layout import input_layout
+from eddy.engine.session import get_spark
+from eddy.lang import AnalyzedApp, check
+
+_POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class GroupTopics:
+    """The streams of a group that are bus topics, and where each query's events go."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[OutputStream, ...]
+    queries: dict[str, str] = field(hash=False)  # query id → output stream
+
+    @classmethod
+    def of(cls, analyzed: AnalyzedApp, *, prefix: str = "") -> GroupTopics:
+        """The topics of ``analyzed`` run as one group; topic = ``prefix`` + stream name."""
+        queries = {q.id: q.target for q in analyzed.queries
+                   if q.target_kind == "stream" and q.target is not None}
+        targets = set(queries.values())
+        inputs = tuple(name for name, info in analyzed.streams.items()
+                       if info.kind == "stream" and not info.implicit and name not in targets)
+        outputs = tuple(OutputStream(name, prefix + name, analyzed.streams[name].attributes)
+                        for name in analyzed.streams if name in targets)
+        return cls(inputs, outputs, queries)
+
+
+@dataclass(frozen=True)
+class RunnerStatus:
+    """A snapshot of a runner: its state, the last completed batch, what it wrote."""
+
+    state: Literal["created", "running", "stopped", "failed"]
+    query_id: str | None
+    last_batch_id: int | None
+    input_offsets: Offsets | None
+    """End offsets (per input topic and partition) of the last completed micro-batch."""
+    events_out: dict[str, int]
+    """Events appended per output stream since this runner started."""
+    busy: bool = False
+    """Whether a micro-batch with new data is being run right now."""
+    error: str | None = None
+
+
+class GroupRunner:
+    """Runs ``app_text`` as one execution group between bus topics; see the module docstring.
+
+    ``trigger_interval`` is Spark's processing-time trigger ("0 seconds": a new micro-batch as
+    soon as the last one ends and data is waiting). ``max_rows_per_batch`` bounds a batch
+    (0 = everything available). ``on_output`` is called in the driver after each batch's
+    outputs are on the bus (at-least-once: a replayed batch is reported again).
+    """
+
+    def __init__(self, app_text: str, bus_url: str, checkpoint_dir: str | Path, *,
+                 group: str = "main", spark: SparkSession | None = None,
+                 trigger_interval: str = "0 seconds", max_rows_per_batch: int = 0,
+                 topic_partitions: int = 1, topic_prefix: str = "",
+                 on_output: OutputCallback | None = None, filename: str | None = None) -> None:
+        self.app_text = app_text
+        self.analyzed = check(app_text, filename)
+        self.bus_url = bus_url
+        self.checkpoint_dir = Path(checkpoint_dir)
+        self.group = group
+        self.trigger_interval = trigger_interval
+        self.max_rows_per_batch = max_rows_per_batch
+        self.topic_partitions = topic_partitions
+        self.topics = GroupTopics.of(self.analyzed, prefix=topic_prefix)
+        self.topic_prefix = topic_prefix
+        self.on_output = on_output
+        self._spark = spark
+        self._bus: Bus | None = None
+        self._query: StreamingQuery | None = None
+        self._sink: BusSink | None = None
+
+    @property
+    def name(self) -> str:
+        """``<app>/<group>``: the bus consumer of the group's inputs and its producer prefix."""
+        return f"{self.analyzed.name}/{self.group}"
+
+    def input_topic(self, stream: str) -> str:
+        """The topic holding input stream ``stream``."""
+        if stream not in self.topics.inputs:
+            raise KeyError(f"'{stream}' is not an input stream of the group "
+                           f"(inputs: {', '.join(self.topics.inputs)})")
+        return self.topic_prefix + stream
+
+    def output_topic(self, stream: str) -> str:
+        """The topic output stream ``stream`` is written to."""
+        for output in self.topics.outputs:
+            if output.stream == stream:
+                return output.topic
+        raise KeyError(f"'{stream}' is not an output stream of the group")
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def create_topics(self, bus: Bus) -> None:
+        """Creates the group's topics on ``bus`` (creating an existing one does nothing)."""
+        for stream in self.topics.inputs:
+            bus.create_topic(TopicSpec(self.input_topic(stream),
+                                       self.analyzed.streams[stream].attributes,
+                                       partitions=self.topic_partitions))
+        for output in self.topics.outputs:
+            bus.create_topic(TopicSpec(output.topic, output.attributes,
+                                       partitions=self.topic_partitions))
+
+    def start(self) -> None:
+        """Creates the topics and starts the streaming query (resuming its checkpoint)."""
+        if self._query is not None and self._query.isActive:
+            raise RuntimeError(f"group {self.name} is already running")
+        self._claim_checkpoint()
+        self._bus = self._bus or open_bus(self.bus_url)
+        self.create_topics(self._bus)
+        spark = self._spark or get_spark()
+        layout = input_layout(self.analyzed)
+        inputs = GroupInput(layout, tuple((s, self.input_topic(s)) for s in self.topics.inputs))
+        source = read_group_input(spark, self.bus_url, inputs, self.name,
+                                  max_rows_per_batch=self.max_rows_per_batch)
+        outputs = compile_group(self.app_text, source, layout)
+        self._sink = BusSink(self._bus, self.topics.outputs, self.topics.queries, self.name,
+                             on_output=self.on_output)
+        self._query = (outputs.writeStream.foreachBatch(self._sink)
+                       .trigger(processingTime=self.trigger_interval)
+                       .option("checkpointLocation", str(self.checkpoint_dir / "spark"))
+                       .queryName(f"eddy:{self.name}").start())
+        self._sink.bind(str(self._query.id))
+
+    def _claim_checkpoint(self) -> None:
+        """Refuses a checkpoint written for another app or group: its offsets and state
+        would be silently misread."""
+        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        marker = self.checkpoint_dir / "group.json"
+        mine = {"group": self.name,
+                "app_sha256": hashlib.sha256(self.app_text.encode()).hexdigest()}
+        if marker.exists():
+            theirs = json.loads(marker.read_text())
+            if theirs != mine:
+                raise ValueError(f"checkpoint {self.checkpoint_dir} belongs to group "
+                                 f"{theirs.get('group')} with another app text; use a new "
+                                 f"checkpoint directory for a changed app")
+        else:
+            marker.write_text(json.dumps(mine))
+
+    def stop(self) -> None:
+        """Stops the query (a batch in flight is abandoned and replayed on the next start)
+        and releases the bus."""
+        if self._query is not None:
+            self._query.stop()
+        if self._bus is not None:
+            self._bus.close()
+            self._bus = None
+
+    def __enter__(self) -> GroupRunner:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- observing -----------------------------------------------------------------------
+
+    def await_idle(self, timeout: float) -> bool:
+        """Waits until every event on the input topics now has been processed and its
+        outputs written; False on timeout. Raises if the query failed."""
+        if self._query is None or self._bus is None:
+            raise RuntimeError(f"group {self.name} is not running")
+        bus = self._bus
+        target = {self.input_topic(s): bus.end_offsets(self.input_topic(s))
+                  for s in self.topics.inputs}
+        if not target:
+            self._raise_if_failed()
+            return True
+        deadline = time.monotonic() + timeout
+        while True:
+            self._raise_if_failed()
+            done = self._completed_offsets()
+            if done is not None and all(
+                    all(d >= t for d, t in zip(done.get(topic, []), ends))
+                    and len(done.get(topic, [])) == len(ends)
+                    for topic, ends in target.items()):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_POLL_S)
+
+    def _raise_if_failed(self) -> None:
+        assert self._query is not None
+        error = self._query.exception()
+        if error is not None:
+            raise RuntimeError(f"group {self.name} failed: {error}")
+        if not self._query.isActive:
+            raise RuntimeError(f"group {self.name} was stopped")
+
+    def _completed_offsets(self) -> Offsets | None:
+        progress: Any = self._query.lastProgress if self._query is not None else None
+        if not progress or not progress["sources"]:
+            return None
+        end = progress["sources"][0]["endOffset"]
+        offsets: Offsets = json.loads(end) if isinstance(end, str) else dict(end or {})
+        return offsets
+
+    def status(self) -> RunnerStatus:
+        """Where the group stands now."""
+        query, sink = self._query, self._sink
+        if query is None:
+            return RunnerStatus("created", None, None, None, {})
+        error = query.exception()
+        state: Literal["running", "stopped", "failed"] = (
+            "failed" if error is not None else "running" if query.isActive else "stopped")
+        return RunnerStatus(
+            state, str(query.id), sink.stats.last_batch_id if sink else None,
+            self._completed_offsets(), dict(sink.stats.events) if sink else {},
+            busy=bool(query.isActive and query.status["isTriggerActive"]
+                      and query.status["isDataAvailable"]),
+            error=None if error is None else str(error))
+
+
+def output_events(bus: Bus, topic: str) -> list[dict[str, Any]]:
+    """Every retained event of ``topic``, partition by partition, as ``{"timestamp", "data"}``
+    (for tests and tools)."""
+    events: list[dict[str, Any]] = []
+    starts, ends = bus.start_offsets(topic), bus.end_offsets(topic)
+    names = [a.name for a in bus.topic(topic).attributes]
+    for p, (start, end) in enumerate(zip(starts, ends)):
+        table = bus.read_table(topic, p, start, end)
+        columns: Mapping[str, list[Any]] = table.to_pydict()
+        for i in range(table.num_rows):
+            events.append({"timestamp": columns["_ts"][i],
+                           "data": [columns[n][i] for n in names]})
+    return events

@@ -1,0 +1,1 @@
+"""The worker node: app registry and lifecycle, deployment folder, persistence, metrics."""

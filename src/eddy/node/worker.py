@@ -1,0 +1,167 @@
+"""``eddy worker``: one process, one SparkSession, any number of apps.
+
+:class:`Worker` assembles the node: the deployment folder and its watcher, the app registry
+with its runners, the revision store and periodic persistence, and the node's metrics. The
+HTTP API is served by the caller (``eddy.cli`` passes :func:`eddy.api.server.serve_api`),
+because the API sits above the node in eddy's layers.
+
+Start-up: the folders, then — on the lifecycle thread, so the API answers meanwhile — the
+SparkSession and every app in the folder, each resuming from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from eddy.config import ConfigError, WorkerConfig, load_config
+from eddy.node.deployment import DeploymentFolder
+from eddy.node.metrics import NodeStats
+from eddy.node.persistence import PeriodicPersistence, RevisionStore
+from eddy.node.registry import AppRegistry
+from eddy.node.runner import RunnerFactory, forget_query_identity, spark_runner_factory
+from eddy.node.watcher import FolderWatcher
+
+log = logging.getLogger("eddy.node.worker")
+HEALTH_INTERVAL_S = 1.0
+
+
+class Worker:
+    """The node's parts, started and stopped together."""
+
+    def __init__(self, config: WorkerConfig, runner_factory: RunnerFactory | None = None,
+                 *, start_spark: bool = True) -> None:
+        self.config = config
+        self.folder = DeploymentFolder(config.deployment_dir)
+        persistence = config.model.persistence
+        self.store = RevisionStore(config.persistence_dir, persistence.revisionsToKeep)
+        if runner_factory is None:
+            self.registry = AppRegistry(self.folder, self.store, spark_runner_factory(),
+                                        config.bus_url, forget_query_identity)
+        else:
+            self.registry = AppRegistry(self.folder, self.store, runner_factory, config.bus_url)
+        self.watcher = FolderWatcher(self.folder, self._file_changed,
+                                     config.model.eddy.deploymentPollIntervalMs / 1000)
+        self.node = NodeStats()
+        self.stats_enabled = False
+        self.last_persisted: float | None = None
+        self._start_spark = start_spark
+        self._periodic: PeriodicPersistence | None = None
+        if persistence.enabled and persistence.intervalInMin > 0:
+            self._periodic = PeriodicPersistence(persistence.intervalInMin * 60,
+                                                 self.persist_all)
+        self._stop = threading.Event()
+        self._health = threading.Thread(target=self._watch_health, name="eddy-health",
+                                        daemon=True)
+
+    def start(self) -> None:
+        """Starts Spark (in the background) and deploys every app in the folder."""
+        self.store.root.mkdir(parents=True, exist_ok=True)
+        if self._start_spark:
+            self.registry.submit(self._start_spark_session)
+        self.watcher.start()
+        self.registry.reconcile_all()
+        self._health.start()
+        if self._periodic is not None:
+            self._periodic.start()
+
+    def stop(self) -> None:
+        """Stops watching, persisting and every app; checkpoints stay for the next start."""
+        self._stop.set()
+        self.watcher.stop()
+        if self._periodic is not None:
+            self._periodic.stop()
+        self.registry.shutdown()
+
+    def persist_all(self) -> None:
+        """A revision of every running app."""
+        self.registry.backup_all()
+        self.last_persisted = time.time()
+
+    def _file_changed(self, name: str) -> None:
+        log.info("deployment folder: %s.siddhi %s", name,
+                 "changed" if self.folder.exists(name) else "deleted")
+        self.registry.reconcile(name)
+
+    def _start_spark_session(self) -> None:
+        try:
+            from eddy.engine.session import get_spark
+        except ImportError as error:
+            log.error("Spark is not installed (%s); apps cannot run. Install eddy[spark].",
+                      error)
+            return
+        started = time.monotonic()
+        spark = get_spark(self.config.spark_conf(), app_name=f"eddy-worker-{self.config.node_id}")
+        log.info("Spark %s ready (%s) in %.1f s", spark.version, spark.sparkContext.master,
+                 time.monotonic() - started)
+
+    def _watch_health(self) -> None:
+        while not self._stop.wait(HEALTH_INTERVAL_S):
+            try:
+                self.registry.check_health()
+            except Exception:
+                log.exception("checking the apps' health failed")
+
+
+def setup_logging() -> None:
+    """Log lines on stderr: time, level, logger, message."""
+    logging.basicConfig(level=os.environ.get("EDDY_LOG_LEVEL", "INFO").upper(),
+                        stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s [%(name)s] %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # a line per callback otherwise
+
+
+def describe(config: WorkerConfig) -> None:
+    """The first log lines: where the configuration came from and what it means."""
+    if config.embedded:
+        log.info("no deployment.yaml given: running with embedded defaults (data under %s, "
+                 "SQLite bus, Spark %s)", config.data_dir, config.model.eddy.spark.master)
+    else:
+        log.info("configuration: %s", config.source)
+    log.info("node %s: data %s, apps %s, state %s, bus %s", config.node_id, config.data_dir,
+             config.deployment_dir, config.persistence_dir, config.bus_url)
+    persistence = config.model.persistence
+    if persistence.enabled:
+        log.info("state persistence: a revision every %g min, keeping %d",
+                 persistence.intervalInMin, persistence.revisionsToKeep)
+    for block in config.ignored_blocks:
+        log.warning("ignoring %s: eddy has no such feature", block)
+    if config.model.cluster.enabled or config.model.deployment.type != "single-node":
+        log.warning("cluster.config / deployment.config (%s) are read but not acted on yet: "
+                    "this worker runs as a single node", config.model.deployment.type)
+    if config.default_credentials():
+        log.warning("the API accepts the default credentials admin:admin; set your own users "
+                    "under auth.configs in deployment.yaml")
+
+
+Serve = Callable[[Worker], None]
+
+
+def run_worker(config_path: str | Path | None, serve: Serve) -> int:
+    """Runs a worker until SIGINT or SIGTERM; returns the exit status."""
+    setup_logging()
+    try:
+        config = load_config(config_path)
+        config.check_exposure()
+    except ConfigError as error:
+        for fault in error.faults:
+            print(f"eddy worker: {fault}", file=sys.stderr)
+        return 2
+    log.info("eddy worker %s starting (pid %d)", config.node_id, os.getpid())
+    describe(config)
+    worker = Worker(config)
+    worker.start()
+    try:
+        serve(worker)
+    except OSError as error:  # the port is taken, the certificate is unreadable, …
+        log.error("cannot serve the API: %s", error)
+        return 1
+    finally:
+        worker.stop()
+    log.info("eddy worker %s stopped", config.node_id)
+    return 0
