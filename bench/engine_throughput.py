@@ -26,7 +26,9 @@ first ``--warmup`` ones; wall time from the first one's start to the last one's 
 ``query.recentProgress``), and p50/p99 of the steady-state batches' ``triggerExecution``.
 
 Run: .venv/bin/python bench/engine_throughput.py [--events 3000000] [--batch-rows 250000]
-     [--cases filter,window,batch] [--warmup 2]
+     [--cases filter,window,batch] [--warmup 2] [--repeat 1]
+Other work on the machine makes single runs noisy: ``--repeat 3`` runs every job three times,
+alternating eddy and the hand-written job, and reports the best run of each.
 """
 
 from __future__ import annotations
@@ -193,6 +195,8 @@ def main() -> None:
     parser.add_argument("--cases", default="filter,window,batch")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--sides", default="eddy,hand")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs per job, alternating the sides; the best run counts")
     args = parser.parse_args()
 
     spark = get_spark({"spark.sql.streaming.numRecentProgressUpdates": "1000"})
@@ -218,14 +222,17 @@ def main() -> None:
             app = HEADER + APPS[case]
             assert input_layout(check(app)) == layout
             measured: dict[str, Measured] = {}
-            for side in args.sides.split(","):
-                frame = compile_group(app, source(), layout) if side == "eddy" \
-                    else HAND[case](source(), cols)
-                measured[side] = m = run_job(spark, f"{case}-{side}", frame, work,
-                                             args.warmup, args.events)
-                print(f"{case:7s} {side:5s} {m.rate:>12,.0f} ev/s  p50 {m.p50:,.0f} ms  "
-                      f"p99 {m.p99:,.0f} ms  ({m.batches} steady batches, "
-                      f"{m.total_s:.1f} s in all)", flush=True)
+            for run_no in range(args.repeat):
+                for side in args.sides.split(","):
+                    frame = compile_group(app, source(), layout) if side == "eddy" \
+                        else HAND[case](source(), cols)
+                    m = run_job(spark, f"{case}-{side}-{run_no}", frame, work, args.warmup,
+                                args.events)
+                    print(f"{case:7s} {side:5s} {m.rate:>12,.0f} ev/s  p50 {m.p50:,.0f} ms  "
+                          f"p99 {m.p99:,.0f} ms  ({m.batches} steady batches, "
+                          f"{m.total_s:.1f} s in all)", flush=True)
+                    if side not in measured or m.rate > measured[side].rate:
+                        measured[side] = m
             eddy, hand = measured.get("eddy"), measured.get("hand")
             results.append([
                 case, f"{eddy.rate:,.0f}" if eddy else "-", f"{hand.rate:,.0f}" if hand else "-",

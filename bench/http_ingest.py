@@ -6,13 +6,21 @@ separate process so client and server do not share one interpreter) POST JSON ar
 ``--batch`` events each for ``--seconds``. The result counts only acknowledged events, and
 checks that the bus holds exactly that many.
 
+Besides events/s it prints the CPU time the server process spent per request, because on a
+shared machine wall-clock throughput mostly says how much CPU the process was given:
+events per server CPU-second is what one free core would sustain. ``--freeze-gc`` calls
+``gc.freeze()`` after start-up, as a long-running worker can, so the collector stops
+re-scanning the objects of the imported libraries for every request's garbage.
+
 Run: .venv/bin/python bench/http_ingest.py [--seconds 10] [--clients 4] [--batch 1000]
+                                           [--freeze-gc]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing
 import os
@@ -71,6 +79,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--freeze-gc", action="store_true",
+                        help="gc.freeze() after start-up, as a worker process can")
     args = parser.parse_args()
 
     analyzed = check(APP)
@@ -86,6 +96,8 @@ def main() -> None:
             # Warm up (first requests pay for imports and the thread pool).
             httpx.post(source.url, content=body(args.batch),
                        headers={"Content-Type": "application/json"}).raise_for_status()
+            if args.freeze_gc:
+                gc.freeze()
             before = bus.end_offsets("Readings")[0]
             cpu_before = time.process_time()
             context = multiprocessing.get_context("spawn")
@@ -102,7 +114,7 @@ def main() -> None:
             source.stop()
             bus.close()
     print(f"HTTP ingest into the SQLite bus: {args.clients} connections, {args.batch} events "
-          f"per POST, {elapsed:.1f} s")
+          f"per POST, {elapsed:.1f} s{', gc frozen' if args.freeze_gc else ''}")
     print(f"  {requests} requests, {events:,} events acknowledged, {stored:,} on the bus")
     print(f"  {events / elapsed:,.0f} events/s, {requests / elapsed:,.0f} requests/s")
     print(f"  server CPU {server_cpu:.1f} s = {server_cpu / requests * 1000:.2f} ms per request: "

@@ -22,9 +22,7 @@ import binascii
 import difflib
 import os
 import re
-import types
 import typing
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -490,7 +488,8 @@ def parse_config(text: str, source: Path) -> WorkerConfig:
     except ValidationError as error:
         faults += [_describe(e, lines, source) for e in error.errors()]
     if faults:
-        raise ConfigError(sorted(faults, key=_line_of))
+        prefix = len(f"{source}:")
+        raise ConfigError(sorted(faults, key=lambda f: int(f[prefix:].split(":")[0])))
     return WorkerConfig(model, source, ignored)
 
 
@@ -534,11 +533,6 @@ class _Reader:
                                f"environment variable {name} is not set")
             return ""
         return os.environ[name]
-
-
-def _line_of(fault: str) -> int:
-    match = re.search(r":(\d+): ", fault)
-    return int(match.group(1)) if match else 0
 
 
 def _dotted(loc: tuple[str | int, ...]) -> str:
@@ -587,17 +581,9 @@ def _known_keys(loc: tuple[str | int, ...]) -> list[str]:
 
 
 def _unwrap(annotation: Any) -> Any:
-    """The model class inside ``X | None`` or ``list[X]``."""
-    for arg in _args(annotation):
-        if isinstance(arg, type) and issubclass(arg, BaseModel):
-            return arg
+    """The model class inside ``X | None`` or ``list[X]``, else the annotation itself."""
+    for arg in typing.get_args(annotation):
+        found = _unwrap(arg)
+        if isinstance(found, type) and issubclass(found, BaseModel):
+            return found
     return annotation
-
-
-def _args(annotation: Any) -> Iterator[Any]:
-    origin = typing.get_origin(annotation)
-    if origin in (list, types.UnionType, typing.Union):
-        for arg in typing.get_args(annotation):
-            yield from _args(arg)
-    else:
-        yield annotation

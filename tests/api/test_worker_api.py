@@ -8,46 +8,21 @@ fault's line and column for a faulty app, 409 for a duplicate, 404 for an unknow
 from __future__ import annotations
 
 import re
-import shlex
-import shutil
-import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from worker_process import WorkerProcess
 
-APP_FILE = Path(__file__).with_name("TestSiddhiApp.siddhi")
-SEED_CURL = ('curl -X POST "https://localhost:9443/siddhi-apps" -H "accept: application/json" '
-             '-H "Content-Type: text/plain" -d @TestSiddhiApp.siddhi -u admin:admin -k')
-
+SeedCurl = Callable[[Path], tuple[int, str]]
 FAULTY = ("@App:name('Faulty')\n"
           "define stream S (a int);\n"
           "from S[b > 1] select a insert into T;\n")
 
 
-@pytest.fixture(scope="module")
-def deployed(worker: WorkerProcess, tmp_path_factory: pytest.TempPathFactory) -> WorkerProcess:
-    """TestSiddhiApp deployed with the seed's curl command, verbatim but for the port (and
-    ``-s -w`` to read the status code), and running."""
-    folder = tmp_path_factory.mktemp("curl")
-    shutil.copy(APP_FILE, folder / APP_FILE.name)
-    command = shlex.split(SEED_CURL.replace(":9443", f":{worker.port}"))
-    result = subprocess.run(command + ["-s", "-w", "\n%{http_code}"], cwd=folder,
-                            capture_output=True, text=True, timeout=60, check=True)
-    body, code = result.stdout.rsplit("\n", 1)
-    assert code == "201", result.stdout
-    assert httpx.Response(201, content=body).json() == {
-        "type": "success",
-        "message": "Siddhi App saved successfully and will be deployed in next deployment cycle"}
-    worker.wait_status("TestSiddhiApp", "active")
-    return worker
-
-
-def test_the_seed_curl_command_deploys_an_app_that_runs(deployed: WorkerProcess,
-                                                        tmp_path: Path) -> None:
+def test_the_seed_curl_command_deploys_an_app_that_runs(
+        deployed: WorkerProcess, seed_curl: SeedCurl, app_text: str, tmp_path: Path) -> None:
     worker = deployed
     assert worker.status("TestSiddhiApp")["status"] == "active"
     worker.append("TestSiddhiApp.InputStream", {"symbol": ["IBM", "WSO2", "ORCL"],
@@ -55,16 +30,13 @@ def test_the_seed_curl_command_deploys_an_app_that_runs(deployed: WorkerProcess,
                                                 "volume": [100, 200, 300]})
     assert worker.wait_outputs("TestSiddhiApp.OutputStream", 2) == [
         ["IBM", 75.5, 100], ["ORCL", 12.0, 300]]
-    # The same command again: the name is taken.
-    shutil.copy(APP_FILE, tmp_path / APP_FILE.name)
-    again = subprocess.run(shlex.split(SEED_CURL.replace(":9443", f":{worker.port}")),
-                           cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True)
-    assert httpx.Response(409, content=again.stdout).json()["type"] == "conflict"
+    code, body = seed_curl(tmp_path)  # the same command again: the name is taken
+    assert code == 409 and httpx.Response(code, content=body).json()["type"] == "conflict"
     with worker.client() as client:
         assert client.get("/siddhi-apps").json() == ["TestSiddhiApp"]
         assert client.get("/siddhi-apps", params={"isActive": "false"}).json() == []
         assert client.get("/siddhi-apps/TestSiddhiApp").json() == {
-            "content": APP_FILE.read_text().replace("\n", "")}  # curl -d drops newlines
+            "content": app_text.replace("\n", "")}  # curl -d @file drops the newlines
     assert (worker.siddhi_files / "TestSiddhiApp.siddhi").is_file()
 
 
@@ -232,7 +204,9 @@ def test_app_elements_and_statistics(deployed: WorkerProcess) -> None:
         text = metrics.text
         assert 'eddy_app_status{app="TestSiddhiApp",status="active"} 1.0' in text
         assert "eddy_node_uptime_seconds" in text and "eddy_node_memory_rss_bytes" in text
+        assert "# TYPE eddy_app_events_out_total counter" in text
         assert 'eddy_app_events_out_total{app="TestSiddhiApp"}' in text
+        assert 'eddy_app_failures_total{app="TestSiddhiApp"} 0.0' in text
         assert client.get("/system-details").json()["carbonId"] == "test-worker"
 
 

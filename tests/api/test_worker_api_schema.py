@@ -25,6 +25,7 @@ def test_generated_requests_get_documented_answers_and_no_5xx(worker: WorkerProc
         raw: dict[str, Any] = client.get("/openapi.json").json()
     schema = schemathesis.openapi.from_dict(raw)
     session = requests.Session()
+    session.headers["Connection"] = "close"
     # Explicit credentials: schemathesis then also probes each operation without them and
     # with wrong ones, and expects a refusal.
     basic = {"Authorization": "Basic " + base64.b64encode(":".join(ADMIN).encode()).decode()}
@@ -43,4 +44,5 @@ def test_generated_requests_get_documented_answers_and_no_5xx(worker: WorkerProc
                                   excluded_checks=[positive_data_acceptance])
 
         check()
+    session.close()
     assert len(tested) >= 20

@@ -15,7 +15,7 @@ from conformance import Case, compare_case, load_cases
 from eddy.engine.replay import ReplayResult, replay
 
 FEATURES = ["filter", "projection", "function", "chain", "window", "aggregate", "output",
-            "rate"]
+            "rate", "pattern", "sequence"]
 CASES = [c for c in load_cases(FEATURES) if c.expected_error is None]
 BATCH_SIZES = (1, 3, 0)
 

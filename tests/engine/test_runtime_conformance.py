@@ -17,7 +17,8 @@ from eddy.engine.runtime.model import InputEvent, OutputEvent, sort_outputs
 from eddy.lang import check
 
 FEATURES = ("filter", "projection", "function", "chain", "window", "aggregate", "output",
-            "rate", "events", "pattern", "sequence", "join", "table", "partition")
+            "rate", "events", "pattern", "sequence", "join", "table", "partition",
+            "aggregation")
 BATCH_SIZES = (1, 3, None)
 
 CASES = [c for c in load_cases(FEATURES) if c.expected is not None]

@@ -5,64 +5,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+from io_samples import NATS_URL, Landing, free_port, reachable
 
-from eddy.bus import Bus, TopicSpec, open_bus, sqlite_url
-from eddy.io import BusDeliver, IoConfig, Source, fault_attributes, fault_stream
+from eddy.bus import TopicSpec, open_bus, sqlite_url
+from eddy.io import BusDeliver, IoConfig, fault_attributes, fault_stream
 from eddy.io.inmemory_broker import InMemoryBroker
 from eddy.io.sources.http_server import HttpServerPool
 from eddy.lang import check
 from eddy.lang.ast import StreamDefinition
-from eddy.lang.semantic import AnalyzedApp
-
-NATS_URL = os.environ.get("EDDY_TEST_NATS", "nats://127.0.0.1:4222")
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 10.0,
-               what: str = "the condition") -> None:
-    """Polls ``condition`` until it is true; fails the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.01)
-
-
-@dataclass
-class Landing:
-    """An app whose defined streams (and their fault streams) are topics on a SQLite bus."""
-
-    analyzed: AnalyzedApp
-    bus: Bus
-    deliver: BusDeliver
-    config: IoConfig
-    started: list[Source] = field(default_factory=list)
-
-    def rows(self, stream: str) -> list[dict[str, Any]]:
-        """Every event on the stream's topic, without ``_seq`` and ``_ts``."""
-        end = self.bus.end_offsets(stream)[0]
-        table = self.bus.read_table(stream, 0, 0, end)
-        return [{k: v for k, v in row.items() if k not in ("_seq", "_ts")}
-                for row in table.to_pylist()]
-
-    def faults(self, stream: str) -> list[dict[str, Any]]:
-        """Every event on the fault stream ``!stream``."""
-        return self.rows(fault_stream(stream))
-
-    def start(self, source: Source) -> Source:
-        """Starts ``source`` onto the bus; it is stopped when the test ends."""
-        source.start(self.deliver)
-        self.started.append(source)
-        return source
 
 
 @pytest.fixture
@@ -97,30 +53,12 @@ def landing(tmp_path: Path, io_config: IoConfig) -> Iterator[Callable[[str], Lan
         landed.bus.close()
 
 
-def _reachable(url: str, default_port: int) -> bool:
-    address = urlsplit(url)
-    try:
-        with socket.create_connection((address.hostname or "127.0.0.1",
-                                       address.port or default_port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="session")
 def nats_url() -> str:
     """The NATS server (with JetStream) the tests use; skips when there is none."""
-    if not _reachable(NATS_URL, 4222):
+    if not reachable(NATS_URL, 4222):
         pytest.skip(f"no NATS server at {NATS_URL}")
     return NATS_URL
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _tansu_binary() -> str:
@@ -152,7 +90,7 @@ def kafka_bootstrap() -> Iterator[str]:
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 15
-        while not _reachable(f"tcp://{address}", port):
+        while not reachable(f"tcp://{address}", port):
             if process.poll() is not None or time.monotonic() > deadline:
                 output = process.stdout.read().decode() if process.stdout else ""
                 pytest.skip(f"the Tansu broker did not start: {output[-500:]}")

@@ -35,7 +35,7 @@ def test_concurrent_callers_share_appends(tmp_path: Path) -> None:
     stored_when_returned: list[int] = []
 
     def caller(index: int) -> None:
-        for round_ in range(20):
+        for _ in range(20):
             deliver("S", rows(index, 50), ts=index)
             stored_when_returned.append(bus.end_offsets("S")[0])
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(8)]

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import Landing, wait_until
+from io_samples import Landing, wait_until
 
 from eddy.io import build_sources
 from eddy.io.sources.file_position import FilePosition

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from conftest import Landing
+from io_samples import Landing
 
 from eddy.io import build_sources
 from eddy.io.sources.http_source import HttpSource
@@ -173,6 +173,7 @@ def test_sources_share_a_port_on_different_paths(landing: Callable[[str], Landin
         define stream Clash (a int);
     """)
     humidity, clash = build_sources(second.analyzed, first.config)
+    assert isinstance(humidity, HttpSource)
     second.start(humidity)
     assert httpx.post(humidity.url, content="1,40.5\n2,41", headers={
         "Content-Type": "text/csv"}).status_code == 200

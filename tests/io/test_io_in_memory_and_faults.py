@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 
 import pytest
-from conftest import Landing
+from io_samples import Landing
 
 from eddy.io import Event, build_sources
 from eddy.io.sources.inmemory_source import InMemorySource

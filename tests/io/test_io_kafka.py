@@ -9,8 +9,8 @@ import uuid
 from collections.abc import Callable
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
-from conftest import Landing, wait_until
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from io_samples import Landing, wait_until
 
 from eddy.io import build_sources
 from eddy.io.sources.kafka_source import KafkaSource

@@ -212,10 +212,11 @@ def test_passthrough_takes_rows_dicts_and_events() -> None:
                          Event(0, (3, 1.0, "c")), (1, 2, 3, 4), "text", ("x", 1.0, "d")])
     assert [e["room"] for e in result.events.to_pylist()] == [1, 2, 3]
     assert [i for i, _ in reasons(result)] == [3, 4, 5]
-    assert reasons(result)[1][1] == "expected a row (a tuple, list or mapping), got the text \"text\""
+    assert reasons(result)[1][1] == \
+        "expected a row (a tuple, list or mapping), got the text \"text\""
 
 
-# -- conversions ------------------------------------------------------------------------------------
+# -- conversions ---------------------------------------------------------------------------------
 
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
                         st.floats(allow_nan=False), st.text(max_size=5),

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import nats
 import pytest
-from conftest import Landing, wait_until
+from io_samples import Landing, wait_until
 from nats.js.api import StreamConfig
 
 from eddy.io import Event, build_sinks, build_sources

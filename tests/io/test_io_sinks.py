@@ -9,13 +9,14 @@ import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import Landing
+from io_samples import Landing
 
 from eddy.bus.routing import partition_for
-from eddy.io import Event, IoConfig, PublishError, build_sinks
+from eddy.io import Event, IoConfig, PublishError, Sink, build_sinks
 from eddy.io.javafmt import java_double, java_float
 from eddy.io.sinks.distribution import DistributedSink
 from eddy.io.sinks.log_sink import LOGGER
@@ -23,7 +24,7 @@ from eddy.lang import check
 from eddy.lang.ast import AttrType
 
 
-def sinks_of(text: str, config: IoConfig, stream: str = "Alerts") -> list[object]:
+def sinks_of(text: str, config: IoConfig, stream: str = "Alerts") -> list[Sink]:
     return list(build_sinks(check(text), config)[stream])
 
 
@@ -40,8 +41,8 @@ def test_log_sink_writes_siddhi_event_lines(io_config: IoConfig,
         define stream Alerts (room int, temp double, hot bool, note string, f float);""",
                            io_config)
     with caplog.at_level(logging.INFO, logger=LOGGER):
-        plain.publish([Event(1700000000000, (7, 25.0, True, None, 0.1))])  # type: ignore[attr-defined]
-        prefixed.publish(pa.table({"_ts": [5], "room": [1], "temp": [1e7], "hot": [False],  # type: ignore[attr-defined]
+        plain.publish([Event(1700000000000, (7, 25.0, True, None, 0.1))])
+        prefixed.publish(pa.table({"_ts": [5], "room": [1], "temp": [1e7], "hot": [False],
                                    "note": ["x y"], "f": pa.array([2.5], pa.float32())}))
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("INFO", "Temps : Alerts : Event{timestamp=1700000000000, data=[7, 25.0, true, null, "
@@ -116,7 +117,7 @@ def test_http_sink_retries_until_the_server_recovers(
         io_config: IoConfig, flaky: Callable[[int], FlakyServer]) -> None:
     server = flaky(2)
     (sink,) = sinks_of(http_app(server.url), io_config)
-    sink.publish([Event(1, (7, "high"))], ids=["q:1:0"])  # type: ignore[attr-defined]
+    sink.publish([Event(1, (7, "high"))], ids=["q:1:0"])
     assert [status for status, _, _ in server.requests] == [503, 503, 200]
     _, headers, body = server.requests[-1]
     assert json.loads(body) == {"event": {"room": 7, "level": "high"}}
@@ -124,7 +125,7 @@ def test_http_sink_retries_until_the_server_recovers(
     assert (headers["X-Team"], headers["X-Env"]) == ("ops", "test")
     assert headers["Authorization"] == "Basic Ym9iOnB3"
     assert headers["Idempotency-Key"] == "q:1:0"
-    sink.close()  # type: ignore[attr-defined]
+    sink.close()
 
 
 def test_http_sink_gives_up_with_the_reason(io_config: IoConfig,
@@ -132,9 +133,9 @@ def test_http_sink_gives_up_with_the_reason(io_config: IoConfig,
     server = flaky(10)
     (sink,) = sinks_of(http_app(server.url, retries=2), io_config)
     with pytest.raises(PublishError, match="failed after 3 attempts \\(HTTP 503"):
-        sink.publish([Event(1, (7, "high"))])  # type: ignore[attr-defined]
+        sink.publish([Event(1, (7, "high"))])
     assert io_config.metrics.count("publish_errors", "Alerts") == 1
-    sink.close()  # type: ignore[attr-defined]
+    sink.close()
 
 
 # -- file and in-memory ----------------------------------------------------------------------------
@@ -144,8 +145,8 @@ def test_file_sink_appends_lines(tmp_path: Path, io_config: IoConfig) -> None:
     (sink,) = sinks_of(f"""
         @sink(type='file', file.uri='file:{path}', @map(type='csv'))
         define stream Alerts (room int, note string);""", io_config)
-    sink.publish([Event(1, (1, "a,b")), Event(2, (2, None))])  # type: ignore[attr-defined]
-    sink.publish([Event(3, (3, "c"))])  # type: ignore[attr-defined]
+    sink.publish([Event(1, (1, "a,b")), Event(2, (2, None))])
+    sink.publish([Event(3, (3, "c"))])
     assert path.read_text() == '1,"a,b"\n2,\n3,c\n'
 
 
@@ -155,7 +156,7 @@ def test_in_memory_sink_reaches_subscribers(io_config: IoConfig) -> None:
         define stream Alerts (room int, temp double);""", io_config)
     got: list[object] = []
     io_config.broker.subscribe("alerts", got.append)
-    sink.publish(pa.table({"_ts": [9], "room": [1], "temp": [2.5]}))  # type: ignore[attr-defined]
+    sink.publish(pa.table({"_ts": [9], "room": [1], "temp": [2.5]}))
     assert got == [Event(9, (1, 2.5))]
 
 
@@ -185,13 +186,13 @@ DISTRIBUTED = """
 
 
 def distributed(io_config: IoConfig, strategy: str) -> tuple[DistributedSink,
-                                                             list[list[object]]]:
+                                                             list[list[Any]]]:
     text = DISTRIBUTED.format(strategy=strategy)
     if strategy != "partitioned":
         text = text.replace(", partitionKey='symbol'", "")
     (sink,) = sinks_of(text, io_config)
     assert isinstance(sink, DistributedSink)
-    received: list[list[object]] = [[], [], []]
+    received: list[list[Any]] = [[], [], []]  # Events, as the broker hands them over
     for index, bucket in enumerate(received):
         io_config.broker.subscribe(f"d{index}", bucket.append)
     return sink, received
@@ -205,7 +206,7 @@ def test_round_robin_takes_turns(io_config: IoConfig) -> None:
     sink, received = distributed(io_config, "roundRobin")
     sink.publish(EVENTS[:4])
     sink.publish(EVENTS[4:])
-    assert [[e.timestamp for e in bucket] for bucket in received] == [  # type: ignore[attr-defined]
+    assert [[e.timestamp for e in bucket] for bucket in received] == [
         [0, 3, 6], [1, 4], [2, 5]]
 
 
@@ -225,8 +226,8 @@ def test_partitioned_routes_by_java_hash_code(io_config: IoConfig) -> None:
     sink.publish(EVENTS)
     for index, bucket in enumerate(received):
         for event in bucket:
-            assert partition_for(event.data[0], AttrType.STRING, 3) == index  # type: ignore[attr-defined]
-    by_symbol = {e.data[0]: i for i, b in enumerate(received) for e in b}  # type: ignore[attr-defined]
+            assert partition_for(event.data[0], AttrType.STRING, 3) == index
+    by_symbol = {e.data[0]: i for i, b in enumerate(received) for e in b}
     # "IBM".hashCode() = 73*31^2 + 66*31 + 77 = 72276, and 72276 % 3 = 0; likewise
     # WSO2 2674079 % 3 = 2, ORCL 2434444 % 3 = 1, MSFT 2375924 % 3 = 2.
     assert by_symbol == {"IBM": 0, "WSO2": 2, "ORCL": 1, "MSFT": 2}

@@ -105,7 +105,7 @@ def test_a_wso2_sp_file_is_read_with_its_key_names(tmp_path: Path) -> None:
     path.write_text(WSO2_STYLE)
     config = load_config(path)
     assert config.node_id == "worker-1"
-    assert [(l.scheme, l.port) for l in config.listeners()] == [("http", 9091), ("https", 9444)]
+    assert [(x.scheme, x.port) for x in config.listeners()] == [("http", 9091), ("https", 9444)]
     assert config.model.persistence.revisionsToKeep == 2
     assert config.model.siddhi.properties.shardId == "wso2-sp-1"
     assert config.model.datasources.dataSources[0].definition.configuration.maxPoolSize == 10

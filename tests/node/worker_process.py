@@ -101,7 +101,8 @@ class WorkerProcess:
             raise AssertionError(f"the worker exited with {self.process.returncode}:\n"
                                  f"{self.log_tail()}")
         try:
-            return self.client().get("/siddhi-apps").status_code == 200
+            with self.client() as client:
+                return bool(client.get("/siddhi-apps").status_code == 200)
         except (httpx.TransportError, ssl.SSLError, FileNotFoundError):
             return False
 
@@ -112,7 +113,8 @@ class WorkerProcess:
         return httpx.Client(base_url=self.base_url, auth=auth, verify=context, timeout=60)
 
     def status(self, app: str) -> dict[str, Any]:
-        response = self.client().get(f"/siddhi-apps/{app}/status")
+        with self.client() as client:
+            response = client.get(f"/siddhi-apps/{app}/status")
         if response.status_code == 404:
             return {"status": "absent"}
         body: dict[str, Any] = response.json()
@@ -124,7 +126,7 @@ class WorkerProcess:
         def reached() -> bool:
             nonlocal last
             last = self.status(app)
-            return last["status"] == status
+            return bool(last["status"] == status)
 
         try:
             wait_for(reached, timeout, f"{app} to be {status}", interval=0.1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
@@ -32,7 +33,7 @@ class Authenticator:
                        for name, (password, admin) in users.items()}
 
     def __call__(self, request: Request,
-                 credentials: HTTPBasicCredentials | None = Depends(_basic)) -> str:
+                 credentials: Annotated[HTTPBasicCredentials | None, Depends(_basic)]) -> str:
         if credentials is None:
             raise _refuse("Authentication required: send a user and password (basic auth)")
         expected, admin = self._users.get(credentials.username, (b"\0" * 32, False))

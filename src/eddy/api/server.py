@@ -41,7 +41,7 @@ def _server(worker: Worker, listener: Listener, app: FastAPI) -> _Server:
             options["ssl_keyfile_password"] = password
     config = uvicorn.Config(app, host=listener.host, port=listener.port, lifespan="off",
                             log_config=None, access_log=False, server_header=False,
-                            timeout_graceful_shutdown=5, **options)  # type: ignore[arg-type]
+                            timeout_graceful_shutdown=3, **options)  # type: ignore[arg-type]
     return _Server(config)
 
 

@@ -3,8 +3,17 @@
 Stateless queries become Spark SQL over the group's input rows (:mod:`eddy.engine.native`);
 the rest run in the per-event runtime hosted by a stateful operator
 (:mod:`eddy.engine.operator`), keyed by one state key for now: an unpartitioned Siddhi
-query is one sequential thread in the reference too. The result is the group's tagged
-output rows, ready for one writer that routes them by target.
+query is one sequential thread in the reference too. A group whose one stateful query is a
+``#window.time`` aggregation per group runs it vectorised instead
+(:mod:`eddy.engine.time_window_aggregate`), with the same outputs. The result is the
+group's tagged output rows, ready for one writer that routes them by target.
+
+Why not one state key per hash bucket of the ``group by`` key (DESIGN.md §4)? A bucket only
+sees its own rows, so its clock — the largest timestamp *it* saw — falls behind the group's
+whenever timestamps go back, expiring a time window too late; a batch window's flush would
+be attributed to the bucket's next event instead of the group's, and the position of a
+group in a flushed batch (part of ``_order``) depends on the other buckets' groups. The
+vectorised operator gets the throughput without giving up either.
 """
 
 from __future__ import annotations
@@ -12,9 +21,10 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from eddy.engine.layout import OUTPUT_SCHEMA, STORE_STREAM, STREAM, InputLayout
+from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TS, InputLayout
 from eddy.engine.native import compile_native, plan_native
 from eddy.engine.operator import make_step
+from eddy.engine.time_window_aggregate import compile_time_window, plan_time_window
 from eddy.lang import check
 
 STATE_SCHEMA = "state binary"
@@ -31,16 +41,31 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     native = plan_native(analyzed, layout)
     rest = [q for q in analyzed.queries if q.id not in native.ids]
     outputs = compile_native(analyzed, native, source, layout)
-    if rest or (on_demand and _has_state(analyzed)) or outputs is None:
+    window = plan_time_window(analyzed, rest, layout)
+    if window is not None:
+        stateful = compile_time_window(analyzed, window, source, layout)
+        outputs = stateful if outputs is None else outputs.unionByName(stateful)
+    elif rest or (on_demand and _has_state(analyzed)) or outputs is None:
         streams = {n for q in rest for n in q.inputs} | {STORE_STREAM}
         step = make_step(app_text, [q.id for q in rest], layout)
-        stateful = (source.where(F.col(STREAM).isin(sorted(streams)))
+        stateful = (_runtime_input(source, layout, streams)
                     .withColumn("_key", F.lit(0)).groupBy("_key")
                     .applyInPandasWithState(step, outputStructType=OUTPUT_SCHEMA,
                                             stateStructType=STATE_SCHEMA,
                                             outputMode="append", timeoutConf="NoTimeout"))
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
     return outputs
+
+
+def _runtime_input(source: DataFrame, layout: InputLayout, streams: set[str]) -> DataFrame:
+    """The rows the runtime needs, narrowed to what it reads: every column crosses into
+    Python, and a string ``_stream`` costs a Python string per row, so the stream travels
+    as its position in the layout (what :func:`~eddy.engine.operator.to_events` expects)."""
+    names = [name for name, _ in layout.streams]
+    code = F.array_position(F.array(*(F.lit(n) for n in names)), F.col(STREAM)) - 1
+    columns = [c for name in names if name in streams for c in layout.columns(name)]
+    return (source.where(F.col(STREAM).isin(sorted(streams)))
+            .select(SEQ, TS, code.cast("int").alias(STREAM), *columns))
 
 
 def _has_state(analyzed: object) -> bool:

@@ -129,6 +129,48 @@ def encode_data(values: Sequence[Any]) -> str:
     return json.dumps([_json_safe(v) for v in values])
 
 
+def encode_rows(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """:func:`encode_data` of every row, the same text, a column at a time.
+
+    A per-row ``json.dumps`` costs microseconds of encoder setup; when the rows have one
+    width, each column is encoded with the one conversion its values need (ints and finite
+    floats by ``repr``, as ``json`` does) and the rows are joined from the pieces.
+    """
+    if not rows:
+        return []
+    width = len(rows[0])
+    if width == 0 or any(len(row) != width for row in rows):
+        return [encode_data(row) for row in rows]
+    columns = [_encode_column(column) for column in zip(*rows)]
+    if width == 1:
+        return [f"[{piece}]" for piece in columns[0]]
+    return ["[" + ", ".join(pieces) + "]" for pieces in zip(*columns)]
+
+
+_INT, _FLOAT, _STR, _BOOL, _NONE = int, float, str, bool, type(None)
+_encode_str = json.encoder.encode_basestring_ascii  # what json.dumps uses for str
+
+
+def _encode_column(values: Sequence[Any]) -> list[str]:
+    kinds = set(map(type, values))
+    if kinds <= {_INT, _NONE}:
+        return ["null" if v is None else int.__repr__(v) for v in values] \
+            if _NONE in kinds else list(map(int.__repr__, values))
+    if kinds <= {_FLOAT, _NONE}:
+        return ["null" if v is None else _encode_float(v) for v in values]
+    if kinds <= {_STR, _NONE}:
+        return ["null" if v is None else _encode_str(v) for v in values]
+    if kinds <= {_BOOL, _NONE}:
+        return ["null" if v is None else ("true" if v else "false") for v in values]
+    return [json.dumps(_json_safe(v)) for v in values]
+
+
+def _encode_float(value: float) -> str:
+    if math.isfinite(value):
+        return float.__repr__(value)
+    return json.dumps(_json_safe(value))
+
+
 def _json_safe(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")

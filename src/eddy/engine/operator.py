@@ -15,11 +15,12 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 import pandas as pd
 
-from eddy.engine.layout import SEQ, STORE_STREAM, STREAM, TS, InputLayout, encode_data
+from eddy.engine.layout import SEQ, STORE_STREAM, STREAM, TS, InputLayout, encode_rows
 from eddy.engine.runtime.model import GroupRuntime, InputEvent, OutputEvent
 from eddy.lang.ast import AttrType
 
@@ -41,7 +42,18 @@ def runtime_for(app_text: str, query_ids: Sequence[str] | None) -> tuple[GroupRu
 
 
 def _values(series: pd.Series, attr_type: AttrType) -> list[Any]:
-    """A column as Python values: pandas turns nullable ints into floats with NaN."""
+    """A column as Python values: pandas turns nullable ints into floats with NaN, and a
+    null double arrives as NaN; both become None (a column without any costs no per-cell
+    check)."""
+    if series.dtype != object and not series.hasnans:
+        if attr_type is AttrType.BOOL or series.dtype.kind == "b":
+            return [bool(v) for v in series.tolist()] if series.dtype.kind != "b" \
+                else series.tolist()
+        if attr_type in (AttrType.INT, AttrType.LONG) and series.dtype.kind == "f":
+            return [int(v) for v in series.tolist()]
+        if attr_type in (AttrType.FLOAT, AttrType.DOUBLE) and series.dtype.kind in "iu":
+            return [float(v) for v in series.tolist()]
+        return series.tolist()  # ints as int, floats as float
     values: list[Any] = series.tolist()
     if attr_type in (AttrType.INT, AttrType.LONG):
         return [None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
@@ -56,18 +68,42 @@ def _values(series: pd.Series, attr_type: AttrType) -> list[Any]:
 
 
 def to_events(pdf: pd.DataFrame, layout: InputLayout) -> list[InputEvent]:
-    """Rows of the wide layout as runtime events, in ``_seq`` order."""
+    """Rows of the wide layout as runtime events, in ``_seq`` order.
+
+    ``_stream`` is the stream's name or its position in ``layout`` (the compact form the
+    group's plan sends); only the columns of streams that occur need to be present. Column
+    at a time: each column becomes a Python list once, and the events are zipped from those
+    lists, so a row costs no pandas indexing.
+    """
+    if pdf.empty:
+        return []
+    streams = pdf[STREAM].to_numpy()
+    coded = streams.dtype.kind in "iu"
     events: list[InputEvent] = []
-    for stream, attributes in layout.streams:
-        rows = pdf[pdf[STREAM] == stream]
-        if rows.empty:
-            continue
+    runs = 0
+    for index, (stream, attributes) in enumerate(layout.streams):
+        tag = index if coded else stream
+        if streams[0] == tag and (streams == tag).all():
+            rows = pdf
+        else:
+            mask = streams == tag
+            if not mask.any():
+                continue
+            rows = pdf[mask]
         columns = [_values(rows[c], a.type)
                    for c, a in zip(layout.columns(stream), attributes)]
-        for i, (seq, ts) in enumerate(zip(rows[SEQ].tolist(), rows[TS].tolist())):
-            events.append(InputEvent(int(seq), int(ts), stream, tuple(c[i] for c in columns)))
-    events.sort(key=lambda e: e.seq)
+        data = zip(*columns) if columns else repeat((), len(rows))
+        events += map(InputEvent, rows[SEQ].tolist(), rows[TS].tolist(), repeat(stream), data)
+        runs += 1
+        if len(rows) == len(pdf):
+            break
+    if runs > 1 or not pdf[SEQ].is_monotonic_increasing:
+        events.sort(key=_by_seq)  # a merge of sorted runs for timsort
     return events
+
+
+def _by_seq(event: InputEvent) -> int:
+    return event.seq
 
 
 def run_batch(runtime: GroupRuntime, events: list[InputEvent]) -> list[OutputEvent]:
@@ -90,11 +126,12 @@ def run_batch(runtime: GroupRuntime, events: list[InputEvent]) -> list[OutputEve
 
 
 def to_frame(outputs: Sequence[OutputEvent]) -> pd.DataFrame:
+    """Outputs as rows of :data:`~eddy.engine.layout.OUTPUT_SCHEMA`, a column at a time."""
     return pd.DataFrame({
-        "_seq": [o.seq for o in outputs], "_order": [list(o.order) for o in outputs],
+        "_seq": [o.seq for o in outputs], "_order": [o.order for o in outputs],
         "_ts": [o.ts for o in outputs], "_query": [o.query for o in outputs],
         "_target": [o.target for o in outputs], "_expired": [o.expired for o in outputs],
-        "_data": [encode_data(o.data) for o in outputs],
+        "_data": encode_rows([o.data for o in outputs]),
     })
 
 
@@ -112,7 +149,7 @@ def make_step(app_text: str, query_ids: Sequence[str] | None,
         events: list[InputEvent] = []
         for pdf in frames:
             events += to_events(pdf, layout)
-        events.sort(key=lambda e: e.seq)
+        events.sort(key=_by_seq)  # frames arrive in no particular order
         outputs = run_batch(runtime, events)
         state.update((runtime.snapshot(),))
         yield to_frame(outputs)

@@ -16,7 +16,6 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -54,11 +53,16 @@ class _Range(InputPartition):
         self.start, self.end = start, end
 
 
+MIN_PARTITION_ROWS = 50_000
+"""A micro-batch is read by several tasks only when each gets at least this many events;
+below that a task's fixed cost outweighs a second core."""
+
+
 class SpoolStreamReader(DataSourceStreamReader):
     """Offsets ``{"offset": n}``: events with ``_seq < n`` have been read."""
 
-    def __init__(self, directory: str, max_rows: int) -> None:
-        self.directory, self.max_rows = directory, max_rows
+    def __init__(self, directory: str, max_rows: int, partitions: int) -> None:
+        self.directory, self.max_rows, self.max_partitions = directory, max_rows, partitions
 
     def initialOffset(self) -> dict[str, int]:
         return {"offset": 0}
@@ -74,27 +78,41 @@ class SpoolStreamReader(DataSourceStreamReader):
         return {"offset": max(end, start["offset"])}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
-        if end["offset"] <= start["offset"]:
+        """``(start, end]`` in up to ``max_partitions`` consecutive ranges, one task each."""
+        lo, hi = start["offset"], end["offset"]
+        if hi <= lo:
             return []
-        return [_Range(start["offset"], end["offset"])]
+        count = max(1, min(self.max_partitions, (hi - lo) // MIN_PARTITION_ROWS))
+        step = -(-(hi - lo) // count)
+        return [_Range(a, min(a + step, hi)) for a in range(lo, hi, step)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """The range's events as slices of the chunks' record batches (no copy: the files
+        are memory-mapped, and record batches outside the range are never touched)."""
         assert isinstance(partition, _Range)
         for first, last, path in _chunks(self.directory):
             if last <= partition.start or first >= partition.end:
                 continue
             with pa.memory_map(path) as source:
-                table = ipc.open_file(source).read_all()
-            lo = max(partition.start, first) - first
-            hi = min(partition.end, last) - first
-            yield from table.slice(lo, hi - lo).to_batches()
+                reader = ipc.open_file(source)
+                offset = first
+                for i in range(reader.num_record_batches):
+                    batch = reader.get_batch(i)
+                    lo = max(partition.start - offset, 0)
+                    hi = min(partition.end - offset, batch.num_rows)
+                    if hi > lo:
+                        yield batch.slice(lo, hi - lo)
+                    offset += batch.num_rows
+                    if offset >= partition.end:
+                        break
 
     def commit(self, end: dict[str, int]) -> None:
         """Chunks stay until the run or replay that owns the spool removes it."""
 
 
 class SpoolDataSource(DataSource):
-    """Options: ``path`` (the spool directory), ``maxRowsPerBatch`` (0 = all available)."""
+    """Options: ``path`` (the spool directory), ``maxRowsPerBatch`` (0 = all available),
+    ``numPartitions`` (most tasks reading one micro-batch; default: this machine's cores)."""
 
     @classmethod
     def name(cls) -> str:
@@ -106,7 +124,13 @@ class SpoolDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         # self.options is case-insensitive; a dict() of it has lower-cased keys.
         options = self.options
-        return SpoolStreamReader(options["path"], int(options.get("maxRowsPerBatch", "0")))
+        return SpoolStreamReader(options["path"], int(options.get("maxRowsPerBatch", "0")),
+                                 int(options.get("numPartitions", str(_cores()))))
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count() or 1
 
 
 _registered: set[int] = set()

@@ -30,7 +30,13 @@ from __future__ import annotations
 from eddy.io.api import DedupKey, Deliver, Event, Events, Guarantee, Sink, Source
 from eddy.io.config import IoConfig
 from eddy.io.delivery import BusDeliver
-from eddy.io.errors import IoConfigError, IoError, MappingError, PublishError, SourceError
+from eddy.io.errors import (
+    IoConfigError,
+    IoError,
+    MappingError,
+    PublishError,
+    SourceError,
+)
 from eddy.io.factory import build_sinks, build_sources, delivery_streams
 from eddy.io.inmemory_broker import InMemoryBroker, default_broker
 from eddy.io.metrics import IoMetrics

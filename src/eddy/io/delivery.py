@@ -20,6 +20,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from eddy.bus import TS, Bus
 from eddy.io.api import DedupKey
 
+
 @dataclass
 class _Pending:
     rows: pa.Table

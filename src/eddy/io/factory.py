@@ -8,7 +8,7 @@ Building opens nothing: sources bind and connect in ``start``, sinks on first pu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Protocol, TypeVar, cast
 
 from eddy.io.api import Sink, Source
@@ -24,8 +24,6 @@ from eddy.io.source_types import SOURCE_TYPES, SourceSpec, SourceType
 from eddy.lang.ast import Annotation, AnnotationElement, Attribute, StreamDefinition
 from eddy.lang.errors import AppIssue, SiddhiAppError
 from eddy.lang.semantic import AnalyzedApp
-
-T = TypeVar("T")
 
 
 class _Named(Protocol):
@@ -44,7 +42,10 @@ def build_sources(analyzed: AnalyzedApp, config: IoConfig | None = None, *,
     sources: list[Source] = []
     issues: list[AppIssue] = []
     for definition, annotation, index in _transports(analyzed, "source", streams, issues):
-        _collect(issues, sources, lambda: _source(analyzed, definition, annotation, index, config))
+        try:
+            sources.append(_source(analyzed, definition, annotation, index, config))
+        except IoConfigError as error:
+            issues.append(error.issue)
     _raise(issues, analyzed)
     return sources
 
@@ -57,9 +58,11 @@ def build_sinks(analyzed: AnalyzedApp, config: IoConfig | None = None, *,
     sinks: dict[str, list[Sink]] = {}
     issues: list[AppIssue] = []
     for definition, annotation, _ in _transports(analyzed, "sink", streams, issues):
-        built: list[Sink] = []
-        _collect(issues, built, lambda: _sink(analyzed, definition, annotation, config))
-        sinks.setdefault(definition.name, []).extend(built)
+        try:
+            sinks.setdefault(definition.name, []).append(
+                _sink(analyzed, definition, annotation, config))
+        except IoConfigError as error:
+            issues.append(error.issue)
     _raise(issues, analyzed)
     return sinks
 
@@ -99,13 +102,6 @@ def _transports(analyzed: AnalyzedApp, kind: str, streams: Collection[str] | Non
             continue
         found += [(definition, annotation, i) for i, annotation in enumerate(annotations)]
     return found
-
-
-def _collect(issues: list[AppIssue], into: list[T], build: Callable[[], T]) -> None:
-    try:
-        into.append(build())
-    except IoConfigError as error:
-        issues.append(error.issue)
 
 
 def _raise(issues: list[AppIssue], analyzed: AnalyzedApp) -> None:

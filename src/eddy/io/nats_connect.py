@@ -35,5 +35,5 @@ async def connect_nats(servers: list[str], name: str, owner: str,
                          error_cb=on_error, disconnected_cb=on_disconnect,
                          reconnected_cb=on_reconnect),
             timeout=timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise TimeoutError(f"no answer within {timeout_s:.0f} s") from None

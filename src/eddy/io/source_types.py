@@ -6,12 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from eddy.io.api import Source
 from eddy.io.config import IoConfig
 from eddy.io.ingest import Ingest
 from eddy.io.options import Option, Options
 from eddy.io.sources.file_source import FileSource
 from eddy.io.sources.inmemory_source import InMemorySource
-from eddy.io.api import Source
 
 DEFAULT_NATS = "nats://localhost:4222"
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import psutil
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from eddy.node.registry import AppRegistry
@@ -108,16 +108,23 @@ class WorkerCollector(Collector):
     def _apps(self) -> Iterable[Metric]:
         status = GaugeMetricFamily("eddy_app_status", "1 for the app's current status",
                                    labels=["app", "status"])
-        figures: dict[str, GaugeMetricFamily] = {}
+        failures = CounterMetricFamily("eddy_app_failures", "Times the app was found faulty "
+                                       "since the worker started", labels=["app"])
+        figures: dict[str, GaugeMetricFamily | CounterMetricFamily] = {}
         for view in self.registry.views():
             for state in _STATES:
                 status.add_metric([view.name, state], 1.0 if view.state == state else 0.0)
+            failures.add_metric([view.name], view.failures)
             for key, value in sorted(view.metrics.items()):
                 name = metric_name(key)
-                family = figures.setdefault(name, GaugeMetricFamily(
-                    name, f"The app's {key}, as its runner measures it", labels=["app"]))
-                family.add_metric([view.name], value)
+                if name not in figures:
+                    kind = CounterMetricFamily if name.endswith("_total") else GaugeMetricFamily
+                    figures[name] = kind(name.removesuffix("_total"),
+                                         f"The app's {key}, as its runner measures it",
+                                         labels=["app"])
+                figures[name].add_metric([view.name], value)
         yield status
+        yield failures
         yield from figures.values()
 
 

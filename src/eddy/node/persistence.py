@@ -98,13 +98,17 @@ class RevisionStore:
             raise RevisionNotFound(f"app '{app}' has no revision '{revision}'")
         return revision, (self.app_dir(app) / revision / APP_FILE).read_text(encoding="utf-8")
 
-    def load(self, app: str, revision: str) -> None:
-        """Makes a revision the live checkpoint (the query must be stopped)."""
+    def load(self, app: str, revision: str,
+             prepare: Callable[[Path], None] | None = None) -> None:
+        """Makes a revision the live checkpoint (the query must be stopped); ``prepare``
+        adjusts the copy before it goes live."""
         with self._lock:
             source = self.app_dir(app) / revision
             staging = self.app_dir(app) / f".{CHECKPOINT}.restoring"
             shutil.rmtree(staging, ignore_errors=True)
             shutil.copytree(source / CHECKPOINT, staging)
+            if prepare is not None:
+                prepare(staging)
             self._discard_live(app)
             os.replace(staging, self.checkpoint_dir(app))
             self.record_text(app, (source / APP_FILE).read_text(encoding="utf-8"))
@@ -127,6 +131,24 @@ class RevisionStore:
                 shutil.rmtree(self.app_dir(app) / revision, ignore_errors=True)
             if live:
                 self._discard_live(app)
+
+    def recover(self) -> None:
+        """Finishes or undoes what a killed worker left half-done: a restore whose new
+        checkpoint was complete but not yet in place is completed; partial copies and
+        checkpoints on their way out are deleted."""
+        if not self.root.is_dir():
+            return
+        for folder in (p for p in self.root.iterdir() if p.is_dir()):
+            staging = folder / f".{CHECKPOINT}.restoring"
+            live = folder / CHECKPOINT
+            if staging.is_dir() and not live.exists():
+                os.replace(staging, live)  # copied in full before the old one was moved
+            for leftover in folder.glob(".*"):
+                if leftover.name.endswith((".tmp", ".old", ".restoring")):
+                    if leftover.is_dir():
+                        shutil.rmtree(leftover, ignore_errors=True)
+                    else:
+                        leftover.unlink(missing_ok=True)
 
     def _discard_live(self, app: str) -> None:
         checkpoint = self.checkpoint_dir(app)

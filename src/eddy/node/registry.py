@@ -37,6 +37,7 @@ AppState = Literal["inactive", "active", "faulty"]
 StatLevel = Literal["OFF", "BASIC", "DETAIL"]
 T = TypeVar("T")
 LIFECYCLE_WAIT_S = 300  # the longest a request waits for queued changes to other apps
+SETTLE_S = 30  # the longest a backup waits for an app to catch up with its inputs
 
 
 class AppNotFound(LookupError):
@@ -64,6 +65,8 @@ class AppView:
     stat_level: StatLevel = "OFF"
     metrics: dict[str, float] = field(default_factory=dict)
     analyzed: AnalyzedApp | None = None
+    failures: int = 0
+    """How often the app was found faulty since the worker started."""
 
 
 def _digest(text: str) -> str:
@@ -80,8 +83,7 @@ class AppRegistry:
     def __init__(self, folder: DeploymentFolder, store: RevisionStore,
                  runner_factory: RunnerFactory, bus_url: str,
                  restored: Callable[[Path], None] | None = None) -> None:
-        """``restored`` is called with an app's checkpoint folder after a revision was copied
-        into it, before the app starts again."""
+        """``restored`` adjusts a revision's copy of a checkpoint before it goes live."""
         self.folder = folder
         self.store = store
         self.bus_url = bus_url
@@ -150,9 +152,12 @@ class AppRegistry:
         self._running(name)  # answer at once when it cannot be done, not after queued work
         return self._call(self._backup, name)
 
-    def backup_all(self) -> None:
-        """A revision of every active app (the periodic persistence round)."""
+    def backup_all(self, stopping: Callable[[], bool] = lambda: False) -> None:
+        """A revision of every active app (the periodic persistence round); ends early once
+        ``stopping()`` says the worker is stopping."""
         for name in self.names(active=True):
+            if stopping():
+                return
             try:
                 revision = self.backup(name)
                 log.info("persisted %s as revision %s", name, revision)
@@ -202,7 +207,8 @@ class AppRegistry:
                 status_error: str | None = f"cannot read the app's status: {error}"
                 metrics: dict[str, float] = {}
             else:
-                status_error, metrics = status.error, dict(status.metrics)
+                stopped = None if status.running else "the app's query stopped on its own"
+                status_error, metrics = status.error or stopped, dict(status.metrics)
             with self._lock:
                 view = self._apps.get(name)
                 if view is None or self._runners.get(name) is not runner:
@@ -210,7 +216,8 @@ class AppRegistry:
                 if status_error and view.state != "faulty":
                     log.error("app %s failed: %s", name, status_error)
                     self._apps[name] = replace(view, state="faulty", metrics=metrics,
-                                               error={"message": status_error})
+                                               error={"message": status_error},
+                                               failures=view.failures + 1)
                 else:
                     self._apps[name] = replace(view, metrics=metrics)
 
@@ -297,16 +304,18 @@ class AppRegistry:
         with self._lock:
             old = self._apps.get(view.name)
             if old is not None:
-                view = replace(view, stat_level=old.stat_level)
+                view = replace(view, stat_level=old.stat_level, failures=old.failures)
+            if view.state == "faulty":
+                view = replace(view, failures=view.failures + 1)
             self._apps[view.name] = view
             if runner is not None:
                 self._runners[view.name] = runner
 
     def _undeploy(self, name: str) -> None:
-        self._stop_runner(name)
-        with self._lock:
+        with self._lock:  # gone for readers at once; stopping its query takes a moment
             self._digests.pop(name, None)
             existed = self._apps.pop(name, None) is not None
+        self._stop_runner(name)
         if existed:
             log.info("undeployed app %s", name)
 
@@ -357,7 +366,22 @@ class AppRegistry:
 
     def _backup(self, name: str) -> str:
         view = self._running(name)
+        self._settle(name)
         return self._restart(view, lambda: self.store.save(name, view.text))
+
+    def _settle(self, name: str) -> None:
+        """Lets the app finish the events waiting now, so stopping it abandons no batch in
+        flight (which it would redo after the restart: under load, a frequent backup could
+        otherwise keep an app from progressing at all)."""
+        with self._lock:
+            runner = self._runners.get(name)
+        if runner is None:
+            return
+        try:
+            if not runner.await_idle(SETTLE_S):
+                log.info("app %s is busy; persisting it mid-stream", name)
+        except Exception as error:  # a failed query is noticed by the health checks
+            log.warning("app %s did not settle before persisting: %s", name, error)
 
     def _restore(self, name: str, revision: str | None) -> str:
         view = self._running(name)
@@ -367,9 +391,7 @@ class AppRegistry:
                                 f"app '{name}'; its state does not fit the deployed app")
 
         def load() -> str:
-            self.store.load(name, revision)
-            if self._restored is not None:
-                self._restored(self.store.checkpoint_dir(name))
+            self.store.load(name, revision, self._restored)
             return revision
 
         result = self._restart(view, load)

@@ -53,6 +53,9 @@ class AppRunner(Protocol):
     def status(self) -> RunnerStatus:
         """Whether the app runs, and why not when it failed."""
 
+    def await_idle(self, timeout: float) -> bool:
+        """Waits until the events on the app's inputs now are processed; False on timeout."""
+
 
 RunnerFactory = Callable[[AppSpec], AppRunner]
 
@@ -82,6 +85,10 @@ class GroupRunnerAdapter:
     def stop(self) -> None:
         """Stops the app's streaming query."""
         self._runner.stop()
+
+    def await_idle(self, timeout: float) -> bool:
+        """Waits for the app's query to catch up with its inputs."""
+        return self._runner.await_idle(timeout)
 
     def status(self) -> RunnerStatus:
         """The engine's status, with figures from the query's recent progress."""

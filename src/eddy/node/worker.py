@@ -62,6 +62,7 @@ class Worker:
     def start(self) -> None:
         """Starts Spark (in the background) and deploys every app in the folder."""
         self.store.root.mkdir(parents=True, exist_ok=True)
+        self.store.recover()
         if self._start_spark:
             self.registry.submit(self._start_spark_session)
         self.watcher.start()
@@ -80,7 +81,7 @@ class Worker:
 
     def persist_all(self) -> None:
         """A revision of every running app."""
-        self.registry.backup_all()
+        self.registry.backup_all(self._stop.is_set)
         self.last_persisted = time.time()
 
     def _file_changed(self, name: str) -> None:

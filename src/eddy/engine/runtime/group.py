@@ -20,6 +20,7 @@ import pickle
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from eddy.engine.runtime.aggregation import AggregationRuntime, build_aggregations
 from eddy.engine.runtime.context import Context
 from eddy.engine.runtime.events import CURRENT, to_float32
 from eddy.engine.runtime.javahash import ConcurrentHashOrder
@@ -117,6 +118,12 @@ class Runtime:
         self.tables: dict[str, Table] = build_tables(analyzed)
         self.compiler = table_compiler(self.tables)  # expressions may read tables ('in T')
         self.partitions: list[PartitionRuntime] = []
+        # Aggregations subscribe first: the reference defines them before any query.
+        self.aggregations: dict[str, AggregationRuntime] = build_aggregations(
+            analyzed, self.context, self.compiler)
+        for i, aggregation in enumerate(self.aggregations.values()):
+            self._junction(aggregation.input).subscribe(i - len(self.aggregations),
+                                                        aggregation.receive)
         self.floats: dict[str, list[int]] = {
             name: [i for i, a in enumerate(info.attributes) if a.type == AttrType.FLOAT]
             for name, info in analyzed.streams.items()}
@@ -211,7 +218,7 @@ class Runtime:
             query = pattern
         elif isinstance(info.query.input, ast.JoinInputStream):
             join = build_join(info, self.analyzed, self.context, index, self.compiler,
-                              self.tables, self.windows)
+                              self.tables, self.windows, self.aggregations)
             inputs = join.inputs()
             query = join.query
             self._connect_output(query, info, junction)
@@ -284,6 +291,7 @@ class Runtime:
             "windows": {name: w.get_state() for name, w in self.windows.items()},
             "tables": {name: t.get_state() for name, t in self.tables.items()},
             "partitions": [p.get_state() for p in self.partitions],
+            "aggregations": {name: a.get_state() for name, a in self.aggregations.items()},
         }
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -299,6 +307,9 @@ class Runtime:
             window.set_state(loaded["windows"][name])
         for name, table in self.tables.items():
             table.set_state(loaded["tables"][name])
+        for name, aggregation in self.aggregations.items():
+            if name in loaded.get("aggregations", {}):
+                aggregation.set_state(loaded["aggregations"][name])
         for partition, partition_state in zip(self.partitions, loaded["partitions"]):
             partition.set_state(partition_state)
 

@@ -28,6 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from eddy.engine.runtime.aggregation.retrieval import (
+    AggregationJoinSide,
+    aggregation_join_unsupported,
+)
+from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
 from eddy.engine.runtime.context import Context, Path
 from eddy.engine.runtime.events import EXPIRED, RESET, TIMER, Event, float_key
 from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler
@@ -62,8 +67,9 @@ def join_unsupported_reason(info: QueryInfo) -> str | None:
     join = info.query.input
     assert isinstance(join, ast.JoinInputStream)
     kinds = [source.kind for source in info.scope.sources]
-    if "aggregation" in kinds:
-        return "joins with incremental aggregations are not supported by this runtime yet"
+    aggregation_reason = aggregation_join_unsupported(kinds)
+    if aggregation_reason is not None:
+        return aggregation_reason
     if kinds == ["table", "table"]:
         return "both inputs of the join are tables; one side must be a stream or a window"
     for side in (join.left, join.right):
@@ -105,14 +111,15 @@ class JoinSide:
         self.named: NamedWindow | None = None
         self.table: Table | None = None
         self.table_condition: Condition | None = None
+        self.aggregation: AggregationJoinSide | None = None
         self.triggers = False
         self.outer = False
         self.nulls: tuple[Any, ...] = (None,) * self.width
 
     @property
     def subscribes(self) -> bool:
-        """Whether events reach this side (everything but a table)."""
-        return self.table is None
+        """Whether events reach this side (everything but a table or an aggregation)."""
+        return self.table is None and self.aggregation is None
 
     def contents(self) -> Iterable[Any]:
         """The data of the events this side holds for the other side to find."""
@@ -150,14 +157,6 @@ class JoinQueryRuntime:
     def windows(self) -> list[Window]:
         """The windows this join owns (not named windows), for partition-shared fields."""
         return [side.window for side in self.sides if side.window is not None]
-
-    @property
-    def publish(self) -> Any:
-        return self.query.publish
-
-    @publish.setter
-    def publish(self, publisher: Any) -> None:
-        self.query.publish = publisher
 
     def _receiver(self, side: JoinSide) -> Receiver:
         return lambda chunk, path: self.receive(side, chunk, path)
@@ -229,6 +228,8 @@ class JoinQueryRuntime:
 
     def _find(self, side: JoinSide, other: JoinSide, event: Event) -> list[Event]:
         kind, ts, data = event
+        if other.aggregation is not None:
+            return other.aggregation.find(kind, ts, data, self.condition)
         if other.table is not None:
             assert other.table_condition is not None
             rows = other.table.find(other.table_condition, (data, ts))
@@ -260,9 +261,12 @@ class JoinQueryBuilder(QueryBuilder):
 
     def __init__(self, info: QueryInfo, analyzed: AnalyzedApp, context: Context,
                  scheduler_index: SchedulerIndex, compiler: Callable[..., ExpressionCompiler],
-                 tables: Mapping[str, Table], windows: Mapping[str, NamedWindow]) -> None:
+                 tables: Mapping[str, Table], windows: Mapping[str, NamedWindow],
+                 aggregations: Mapping[str, AggregationRuntime] | None = None) -> None:
         join = info.query.input
         assert isinstance(join, ast.JoinInputStream)
+        # Not QueryBuilder.__init__, which expects a single input: the same attributes,
+        # set for a pair of inputs.
         self.info = info
         self.analyzed = analyzed
         self.context = context
@@ -270,6 +274,7 @@ class JoinQueryBuilder(QueryBuilder):
         self.make_compiler = compiler
         self.tables = tables
         self.named_windows = windows
+        self.aggregations = aggregations or {}
         self.join = join
         self.sources = info.scope.sources
         self.offsets = (0, len(self.sources[0].attributes))
@@ -340,8 +345,8 @@ class JoinQueryBuilder(QueryBuilder):
                  "full outer join": (True, True)}.get(join.join_type, (False, False))
         for side, is_outer in zip(sides, outer):
             side.outer = is_outer
-        sides[0].triggers = sides[0].table is None and join.unidirectional != "right"
-        sides[1].triggers = sides[1].table is None and join.unidirectional != "left"
+        sides[0].triggers = sides[0].subscribes and join.unidirectional != "right"
+        sides[1].triggers = sides[1].subscribes and join.unidirectional != "left"
         flat = self.make_compiler(self.analyzed.type_of, self.position_of, self.context)
         condition: Getter = (flat.compile(join.on, condition=True) if join.on is not None
                              else (lambda event: True))
@@ -373,6 +378,11 @@ class JoinQueryBuilder(QueryBuilder):
         side = JoinSide(index, stream, source)
         if source.kind == "table":
             side.table = self.tables[source.stream]
+            return side
+        if source.kind == "aggregation":
+            flat = self.make_compiler(self.analyzed.type_of, self.position_of, self.context)
+            side.aggregation = AggregationJoinSide(self.aggregations[source.stream], self.join,
+                                                   flat, index, side.width)
             return side
         if source.kind == "window":
             # The reference replaces the side's processor chain with the named window's
@@ -447,7 +457,8 @@ def _added_width(handler: ast.StreamHandler) -> int:
 
 def build_join(info: QueryInfo, analyzed: AnalyzedApp, context: Context,
                scheduler_index: SchedulerIndex, compiler: Callable[..., ExpressionCompiler],
-               tables: Mapping[str, Table], windows: Mapping[str, NamedWindow]
+               tables: Mapping[str, Table], windows: Mapping[str, NamedWindow],
+               aggregations: Mapping[str, AggregationRuntime] | None = None
                ) -> JoinQueryRuntime:
     """The runtime of a supported join query (see :func:`join_unsupported_reason`)."""
     reason = join_unsupported_reason(info)
@@ -455,7 +466,7 @@ def build_join(info: QueryInfo, analyzed: AnalyzedApp, context: Context,
         raise UnsupportedQuery(info.id, reason)
     try:
         return JoinQueryBuilder(info, analyzed, context, scheduler_index, compiler, tables,
-                                windows).build_join()
+                                windows, aggregations).build_join()
     except CompileError as error:
         raise UnsupportedQuery(info.id, str(error)) from error
 

@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from eddy.engine.runtime.aggregation.retrieval import aggregation_finder
 from eddy.engine.runtime.events import CURRENT, Event
 from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler
 from eddy.engine.runtime.join_window import window_contents
@@ -65,9 +66,6 @@ class OnDemandPlan:
         self.context = runtime.context
         store = analysis.store
         self.name = f"store_query_{store.name}"
-        if store.kind == "aggregation":
-            raise UnsupportedQuery(self.name, "on-demand queries on aggregations are not "
-                                   "supported by this runtime yet")
         self.analyzed = dataclasses.replace(
             runtime.analyzed, types={**runtime.analyzed.types, **analysis.types})
         self.selection = self._selection()
@@ -112,6 +110,14 @@ class OnDemandPlan:
 
         compiler: ExpressionCompiler = self.runtime.compiler(self.analyzed.type_of,
                                                              position_of, self.context)
+        if analysis.store.kind == "aggregation":
+            # Rows are (AGG_TIMESTAMP, *selected), the scope's source; 'within … per …'
+            # and 'on' are applied by the aggregation's reader.
+            positions.clear()
+            positions.update((a.name, i) for i, a in enumerate(scope.sources[0].attributes))
+            context = self.context
+            return aggregation_finder(self.runtime.aggregations[analysis.store.name], store,
+                                      compiler, len(positions), lambda: context.now)
         on = (compiler.compile(store.on, condition=True) if store.on is not None
               else (lambda event: True))
         context = self.context

@@ -15,7 +15,10 @@ from eddy.io.mappers.base import Fault, Mapped, SinkMapper, SourceMapper
 from eddy.io.mappers.csv_mapper import CsvSinkMapper, CsvSourceMapper
 from eddy.io.mappers.json_mapper import JsonSinkMapper, JsonSourceMapper
 from eddy.io.mappers.keyvalue_mapper import KeyValueSinkMapper, KeyValueSourceMapper
-from eddy.io.mappers.passthrough_mapper import PassThroughSinkMapper, PassThroughSourceMapper
+from eddy.io.mappers.passthrough_mapper import (
+    PassThroughSinkMapper,
+    PassThroughSourceMapper,
+)
 from eddy.io.mappers.text_mapper import TextSinkMapper, TextSourceMapper
 from eddy.lang.ast import Annotation, Attribute
 from eddy.lang.errors import NO_SPAN

@@ -61,7 +61,7 @@ class NatsSink(MappedSink):
             self._loop = LoopThread(f"eddy-nats-sink-{self.stream}")
         try:
             self._loop.run(self._publish(payloads, ids), timeout=_TIMEOUT_S * 6)
-        except (NatsError, JetStreamError, OSError, asyncio.TimeoutError, TimeoutError) as error:
+        except (NatsError, JetStreamError, OSError, TimeoutError) as error:
             raise PublishError(f"{self.describe()}: publishing to '{self.subject}' failed: "
                                f"{type(error).__name__}: {error}") from None
 

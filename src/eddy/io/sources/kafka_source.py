@@ -24,8 +24,14 @@ import threading
 import time
 from typing import Any
 
-from confluent_kafka import OFFSET_STORED, Consumer, KafkaError, KafkaException, Message
-from confluent_kafka import TopicPartition
+from confluent_kafka import (
+    OFFSET_STORED,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from eddy.bus.arrow_codec import now_ms
 from eddy.io.api import Deliver, Guarantee, Source
@@ -115,8 +121,14 @@ class KafkaSource(Source):
                 time.sleep(_POLL_S)
                 continue
             records = [m for m in messages if self._usable(m)]
-            if records:
+            if not records:
+                continue
+            try:
                 self._land(records)
+            except Exception:  # a bug, not bad data: stop rather than skip the records
+                log.exception("%s: stopped reading; the uncommitted records are read again "
+                              "when the source restarts", self.describe())
+                self._running.clear()
 
     def _usable(self, message: Message) -> bool:
         error = message.error()

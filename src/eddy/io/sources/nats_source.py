@@ -101,7 +101,11 @@ class NatsSource(Source):
                     return
                 count = min(len(self._pending), _BATCH_MESSAGES)
                 payloads = [self._pending.popleft() for _ in range(count)]
-            self._land(payloads)
+            try:
+                self._land(payloads)
+            except Exception:  # a bug, not bad data: say what was lost and go on
+                log.exception("%s: %d messages could not be landed and are lost",
+                              self.describe(), len(payloads))
 
     def _land(self, payloads: list[bytes]) -> None:
         assert self._deliver is not None
