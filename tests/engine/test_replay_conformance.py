@@ -1,4 +1,4 @@
-"""Every conformance case of the execution core, through ``eddy.replay`` on Spark.
+"""Every valid conformance case, through ``eddy.replay`` on Spark.
 
 Each case runs with micro-batches of 1 and 3 events and all at once; the three runs are
 independent streaming queries in one SparkSession, started together because a micro-batch
@@ -15,7 +15,7 @@ from conformance import Case, compare_case, load_cases
 from eddy.engine.replay import ReplayResult, replay
 
 FEATURES = ["filter", "projection", "function", "chain", "window", "aggregate", "output",
-            "rate", "pattern", "sequence"]
+            "rate", "pattern", "sequence", "join", "table", "partition", "aggregation"]
 CASES = [c for c in load_cases(FEATURES) if c.expected_error is None]
 BATCH_SIZES = (1, 3, 0)
 

@@ -12,9 +12,11 @@ restoring a snapshot per micro-batch is cheap by comparison).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import repeat
 from typing import Any
 
@@ -145,13 +147,33 @@ def make_step(app_text: str, query_ids: Sequence[str] | None,
 
     def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
         runtime, pristine = runtime_for(app_text, ids)
-        runtime.restore(state.get[0] if state.exists else pristine)
-        events: list[InputEvent] = []
-        for pdf in frames:
-            events += to_events(pdf, layout)
-        events.sort(key=_by_seq)  # frames arrive in no particular order
-        outputs = run_batch(runtime, events)
-        state.update((runtime.snapshot(),))
-        yield to_frame(outputs)
+        with _no_gc():
+            runtime.restore(state.get[0] if state.exists else pristine)
+            events: list[InputEvent] = []
+            for pdf in frames:
+                events += to_events(pdf, layout)
+            events.sort(key=_by_seq)  # frames arrive in no particular order
+            outputs = run_batch(runtime, events)
+            state.update((runtime.snapshot(),))
+            frame = to_frame(outputs)
+        yield frame
 
     return step
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused for one micro-batch.
+
+    A batch allocates an event, a few tuples and an output per input row and keeps them all
+    alive until it ends, so the collector's full passes (triggered by that growth) scan an
+    ever larger heap for cycles the runtime does not make: measured, they doubled the time
+    of a 250,000-event batch. Whatever cycles a batch does leave are collected after it.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -10,7 +10,7 @@ condition to each bucket row; the query's own ``select``, ``group by``, ``having
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
@@ -91,7 +91,7 @@ class AggregationJoinSide:
         return data + row if self.index == 1 else row + data
 
 
-def aggregation_join_unsupported(kinds: list[str]) -> str | None:
+def aggregation_join_unsupported(kinds: Sequence[str]) -> str | None:
     """Why a join over inputs of these kinds cannot be run, as far as aggregations go."""
     if kinds.count("aggregation") > 1:
         return "a join can read one aggregation only"
