@@ -29,7 +29,8 @@ from pyspark.sql import types as T  # noqa: E402
 
 from eddy.engine.expressions import SparkExpressionCompiler, UnsupportedInSpark  # noqa: E402
 from eddy.engine.expressions import spark_type  # noqa: E402
-from eddy.engine.runtime.evaluate import compile_python, to_float32  # noqa: E402
+from eddy.engine.runtime.evaluate import compile_python  # noqa: E402
+from eddy.engine.runtime.java import to_float32  # noqa: E402
 from eddy.lang import ast, check  # noqa: E402
 from eddy.lang.ast import Attribute, AttrType  # noqa: E402
 from eddy.lang.parser import parse_expression  # noqa: E402

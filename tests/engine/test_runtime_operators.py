@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from eddy.bus.routing import java_string_hash as string_hash
 from eddy.engine.runtime.aggregators import make_aggregator
 from eddy.engine.runtime.driver import run_in_batches
 from eddy.engine.runtime.group import UnsupportedQuery, build_runtime
@@ -21,7 +22,6 @@ from eddy.engine.runtime.javahash import (
     hash_map_capacity,
     hash_map_order,
     java_str,
-    string_hash,
 )
 from eddy.engine.runtime.model import InputEvent, OutputEvent
 from eddy.engine.runtime.windows.cron import CronSchedule

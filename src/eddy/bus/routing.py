@@ -49,7 +49,7 @@ def java_string_hash(text: str) -> int:
     if text.isascii():
         units: bytes | tuple[int, ...] = text.encode("ascii")
     else:
-        data = text.encode("utf-16-be")
+        data = text.encode("utf-16-be", "surrogatepass")  # a lone surrogate is one unit
         units = struct.unpack(f">{len(data) // 2}H", data)
     h = 0
     for unit in units:

@@ -1,11 +1,12 @@
 """Siddhi's scalar functions as native Spark columns, with Java's semantics.
 
 The Spark half of the function library (the Python twins are in
-:mod:`eddy.engine.runtime.evaluate`; the tests check they agree). Every function here runs
-in the JVM as a Catalyst expression; none is a Python UDF. Where Spark's built-in differs
-from the Java method Siddhi calls, the column patches the difference: ``ln(0)`` is -Infinity
-not null, ``ceil`` returns a double, ``Math.round`` rounds half up, ``Math.max`` lets NaN
-win, ``Integer.toHexString`` is unsigned lower case, NaN compares false, and so on.
+:mod:`eddy.engine.runtime.functions` and :mod:`eddy.engine.runtime.evaluate`; the tests
+check they agree). Every function here runs in the JVM as a Catalyst expression; none is
+a Python UDF. Where Spark's built-in differs from the Java method Siddhi calls, the column
+patches the difference: ``ln(0)`` is -Infinity not null, ``ceil`` returns a double,
+``Math.round`` rounds half up, ``Math.max`` lets NaN win, ``Integer.toHexString`` is
+unsigned lower case, NaN compares false, and so on.
 
 Where the reference engine throws at run time (null arguments to most ``str:`` functions, an
 index out of range, a number that does not parse), the column is null. Functions that need a
@@ -39,13 +40,21 @@ from pyspark.sql.types import (
     VariantType,
 )
 
-from eddy.engine.runtime import evaluate as py
+from eddy.engine.runtime.functions import TEMPLATE_BRACES
+from eddy.engine.runtime.java import (
+    JAVA_SPACE,
+    RADIX_DIGITS,
+    java_regex,
+    java_split,
+    parse_integral,
+    parse_replacement,
+    to_float32,
+)
 from eddy.lang.ast import AttrType
 
 INT, LONG, FLOAT, DOUBLE = AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE
 STRING, BOOL, OBJECT = AttrType.STRING, AttrType.BOOL, AttrType.OBJECT
 INT_MIN, INT_MAX, LONG_MIN, LONG_MAX = -(2 ** 31), 2 ** 31 - 1, -(2 ** 63), 2 ** 63 - 1
-_JAVA_SPACE = "".join(map(chr, range(33)))
 
 
 class UnsupportedInSpark(Exception):
@@ -69,7 +78,7 @@ def spark_type(t: AttrType) -> DataType:
 def typed_lit(value: object, t: AttrType) -> Column:
     """A literal of Siddhi type ``t`` (FLOAT rounded once, in Python, like the twin)."""
     if t == FLOAT and isinstance(value, (int, float)):
-        value = py.to_float32(float(value))
+        value = to_float32(float(value))
     return F.lit(value).cast(spark_type(t))
 
 
@@ -254,7 +263,7 @@ def _math_conv(args: Sequence[Column], consts: Sequence[object | None]) -> Colum
         return null(STRING)
     dst = dst if 2 <= dst <= 36 else 10
     a = args[0]
-    digits = py._DIGITS[:src] + py._DIGITS[10:src].upper()
+    digits = RADIX_DIGITS[:src] + RADIX_DIGITS[10:src].upper()
     magnitude = F.conv(F.regexp_replace(a, "^[+-]", ""), src, 10).cast(LongType())
     value = F.when(a.startswith("-"), -magnitude).otherwise(magnitude)
     text = F.lower(F.conv(F.abs(value).cast(StringType()), 10, dst))
@@ -271,7 +280,7 @@ def _regex(consts: Sequence[object | None], i: int) -> str | None:
     Java: null). Spark would fail the batch on a bad regex, so it is checked here."""
     pattern = str(_const(consts, i, "the regex"))
     try:
-        py.java_regex(pattern)
+        java_regex(pattern)
     except (re.error, KeyError):
         return None
     return pattern
@@ -283,7 +292,7 @@ def _replace(args: Sequence[Column], consts: Sequence[object | None], first: boo
     pattern, text = _regex(consts, 1), str(_const(consts, 2, "the replacement"))
     if pattern is None:
         return null(STRING)
-    parts, problem = py.parse_replacement(py.java_regex(pattern), text)
+    parts, problem = parse_replacement(java_regex(pattern), text)
     if problem is not None:  # Java throws on a match; no match leaves the string as it is
         return F.when(F.regexp_like(args[0], F.lit(pattern)), null(STRING)).otherwise(args[0])
     if not first:
@@ -332,7 +341,7 @@ def _substr(args: Sequence[Column], types: Sequence[AttrType],
     if types[1] == STRING:  # by regex: the first match (or group), '' when none
         pattern = _regex(consts, 1)
         group = _const_int(consts, 2, "the group") if len(args) == 3 else 0
-        if pattern is None or not 0 <= group <= py.java_regex(pattern).groups:
+        if pattern is None or not 0 <= group <= java_regex(pattern).groups:
             return null(STRING)
         return F.call_function("regexp_extract", s, F.lit(pattern), F.lit(group))
     begin = args[1]
@@ -361,11 +370,11 @@ def _fill_template(args: Sequence[Column], types: Sequence[AttrType],
     if types[1] == OBJECT and len(args) == 2:
         raise UnsupportedInSpark("str:fillTemplate with a map runs in Python")
     parts: list[Column] = []
-    for i, piece in enumerate(py.java_split(str(template), py._TEMPLATE)):
+    for i, piece in enumerate(java_split(str(template), TEMPLATE_BRACES)):
         if i % 2 == 0:
             parts.append(F.lit(piece))
             continue
-        index = py.parse_integral(piece.strip(_JAVA_SPACE))
+        index = parse_integral(piece.strip(JAVA_SPACE))
         if index is None or not 0 <= index < len(args):
             return null(STRING)
         parts.append(F.coalesce(java_string(args[index], types[index]), F.lit(piece)))
@@ -411,7 +420,7 @@ FUNCTIONS: dict[str, Builder] = {
     "str:split": lambda a, t, k, r: _split(a, k),
     "str:strcmp": lambda a, t, k, r: _strcmp(a[0], a[1]),
     "str:substr": lambda a, t, k, r: _substr(a, t, k),
-    "str:trim": lambda a, t, k, r: F.trim(a[0], F.lit(_JAVA_SPACE)),
+    "str:trim": lambda a, t, k, r: F.trim(a[0], F.lit(JAVA_SPACE)),
     "str:unhex": lambda a, t, k, r: F.when(F.length(a[0]) % 2 == 0,
                                            F.decode(F.unhex(a[0]), "ISO-8859-1")),
     "math:abs": lambda a, t, k, r: F.abs(_dbl(a[0])),

@@ -4,9 +4,9 @@ Stateless queries become Spark SQL over the group's input rows (:mod:`eddy.engin
 the rest run in the per-event runtime hosted by a stateful operator
 (:mod:`eddy.engine.operator`), keyed by one state key for now: an unpartitioned Siddhi
 query is one sequential thread in the reference too. A group whose one stateful query is a
-``#window.time`` aggregation per group runs it vectorised instead
-(:mod:`eddy.engine.time_window_aggregate`), with the same outputs. The result is the
-group's tagged output rows, ready for one writer that routes them by target.
+``#window.time``/``#window.timeBatch`` aggregation runs it vectorised instead
+(:mod:`eddy.engine.window_aggregates`), with the same outputs. The result is the group's
+tagged output rows, ready for one writer that routes them by target.
 
 Why not one state key per hash bucket of the ``group by`` key (DESIGN.md §4)? A bucket only
 sees its own rows, so its clock — the largest timestamp *it* saw — falls behind the group's
@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TS, InputLayout
 from eddy.engine.native import compile_native, plan_native
 from eddy.engine.operator import make_step
-from eddy.engine.time_window_aggregate import compile_time_window, plan_time_window
+from eddy.engine.window_aggregates import compile_window_aggregate, plan_window_aggregate
 from eddy.lang import check
 
 STATE_SCHEMA = "state binary"
@@ -41,9 +41,9 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     native = plan_native(analyzed, layout)
     rest = [q for q in analyzed.queries if q.id not in native.ids]
     outputs = compile_native(analyzed, native, source, layout)
-    window = plan_time_window(analyzed, rest, layout)
+    window = plan_window_aggregate(analyzed, rest, layout)
     if window is not None:
-        stateful = compile_time_window(analyzed, window, source, layout)
+        stateful = compile_window_aggregate(analyzed, window, source, layout)
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
     elif rest or (on_demand and _has_state(analyzed)) or outputs is None:
         streams = {n for q in rest for n in q.inputs} | {STORE_STREAM}

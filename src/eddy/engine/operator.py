@@ -43,19 +43,16 @@ def runtime_for(app_text: str, query_ids: Sequence[str] | None) -> tuple[GroupRu
     return cached
 
 
+_NATIVE_KINDS = {AttrType.INT: "iu", AttrType.LONG: "iu", AttrType.FLOAT: "f",
+                 AttrType.DOUBLE: "f", AttrType.BOOL: "b"}
+
+
 def _values(series: pd.Series, attr_type: AttrType) -> list[Any]:
     """A column as Python values: pandas turns nullable ints into floats with NaN, and a
     null double arrives as NaN; both become None (a column without any costs no per-cell
     check)."""
-    if series.dtype != object and not series.hasnans:
-        if attr_type is AttrType.BOOL or series.dtype.kind == "b":
-            return [bool(v) for v in series.tolist()] if series.dtype.kind != "b" \
-                else series.tolist()
-        if attr_type in (AttrType.INT, AttrType.LONG) and series.dtype.kind == "f":
-            return [int(v) for v in series.tolist()]
-        if attr_type in (AttrType.FLOAT, AttrType.DOUBLE) and series.dtype.kind in "iu":
-            return [float(v) for v in series.tolist()]
-        return series.tolist()  # ints as int, floats as float
+    if series.dtype.kind in _NATIVE_KINDS.get(attr_type, "") and not series.hasnans:
+        return series.tolist()  # already Python ints, floats or bools
     values: list[Any] = series.tolist()
     if attr_type in (AttrType.INT, AttrType.LONG):
         return [None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)

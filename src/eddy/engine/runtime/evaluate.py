@@ -37,13 +37,25 @@ import math
 import operator
 import random
 import re
-import struct
 import uuid
 from collections.abc import Callable, Sequence
-from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
+from eddy.engine.runtime.functions import STRICT, fill_template
+from eddy.engine.runtime.java import (
+    float_mod,
+    int_div,
+    int_mod,
+    int_to_float32,
+    java_string,
+    parse_double,
+    parse_float,
+    parse_integral,
+    to_float32,
+    to_integral,
+    wrap_int,
+    wrap_long,
+)
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.functions import REGISTRY
@@ -55,7 +67,6 @@ Override = Callable[[ast.Expression], Getter | None]
 
 INT, LONG, FLOAT, DOUBLE = AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE
 STRING, BOOL, OBJECT = AttrType.STRING, AttrType.BOOL, AttrType.OBJECT
-_RANGE = {INT: (-(1 << 31), (1 << 31) - 1), LONG: (-(1 << 63), (1 << 63) - 1)}
 _ERRORS = (ArithmeticError, ValueError, IndexError, KeyError, re.error)
 
 
@@ -66,571 +77,8 @@ class UncompilableExpression(ValueError):
 
 
 # ---------------------------------------------------------------------------------------------
-# Java numbers
+# Conversions: convert(), cast(), maximum()/minimum()
 # ---------------------------------------------------------------------------------------------
-
-def wrap_int(v: int) -> int:
-    """Java ``int`` overflow: keep the low 32 bits, two's complement."""
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-
-
-def wrap_long(v: int) -> int:
-    """Java ``long`` overflow: keep the low 64 bits, two's complement."""
-    return ((v + 0x8000000000000000) & 0xFFFFFFFFFFFFFFFF) - 0x8000000000000000
-
-
-_F32 = struct.Struct("<f")
-_F32_LIMIT = 3.4028235677973366e38  # FLT_MAX + half an ulp: from here on a float is infinite
-
-
-def to_float32(x: float) -> float:
-    """Round a double to the nearest single-precision value (Java's ``(float) d``)."""
-    if -_F32_LIMIT < x < _F32_LIMIT:
-        return float(_F32.unpack(_F32.pack(x))[0])
-    return x if x != x else math.copysign(math.inf, x)
-
-
-def int_to_float32(n: int) -> float:
-    """Java's ``(float) long``: one correct rounding (int -> double -> float may round twice)."""
-    a = abs(n)
-    if a <= 1 << 24:
-        return float(n)
-    shift = a.bit_length() - 24
-    m, rem = a >> shift, a & ((1 << shift) - 1)
-    half = 1 << (shift - 1)
-    if rem > half or (rem == half and m & 1):
-        m += 1
-    return math.copysign(float(m << shift), n)
-
-
-def _to_integral(x: float, kind: AttrType) -> int:
-    """Java's ``(int) d`` / ``(long) d``: truncate, saturate, NaN -> 0."""
-    lo, hi = _RANGE[kind]
-    if x != x:
-        return 0
-    return hi if x >= hi else lo if x <= lo else int(x)
-
-
-def _tdiv(x: int, y: int) -> int:
-    q = abs(x) // abs(y)
-    return -q if (x < 0) != (y < 0) else q
-
-
-def _tmod(x: int, y: int) -> int:
-    r = abs(x) % abs(y)
-    return -r if x < 0 else r
-
-
-def _fmod(x: float, y: float) -> float:
-    return math.fmod(x, y) if math.isfinite(x) else math.nan
-
-
-# ---------------------------------------------------------------------------------------------
-# Java's number <-> text (FloatingDecimal of JDK 8-18, parse* of java.lang)
-# ---------------------------------------------------------------------------------------------
-
-_N5_BITS = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49,
-            52, 54, 56, 59, 61)  # FloatingDecimal.N_5_BITS: about ceil(log2(5**i))
-
-
-def _estimate_dec_exp(fract: int, bin_exp: int) -> int:
-    d2: float = struct.unpack("<d", struct.pack("<Q", 0x3FF << 52 | fract & (1 << 52) - 1))[0]
-    return math.floor((d2 - 1.5) * 0.289529654 + 0.176091259 + bin_exp * 0.301029995663981)
-
-
-def _dtoa(bin_exp: int, fract: int, nsig: int) -> tuple[str, int]:
-    """FloatingDecimal.BinaryToASCIIBuffer.dtoa: the digits and decimal exponent Java prints,
-    including its quirks (2.82879384806159008E17, 9.999999999999999E22 for 1e23)."""
-    tail = (fract & -fract).bit_length() - 1
-    nfract = 53 - tail
-    ntiny = max(0, nfract - bin_exp - 1)
-    if -21 <= bin_exp <= 62 and ntiny == 0:  # a whole number that fits a long
-        p2 = bin_exp - nsig - 1  # insignificantDigitsForPow2: digits of 2**p2, less one
-        insig = len(str(1 << p2)) - 1 if bin_exp > nsig and 1 < p2 < 64 else 0
-        value = fract << (bin_exp - 52) if bin_exp >= 52 else fract >> (52 - bin_exp)
-        dec = 0
-        if insig:
-            pow10 = 10 ** insig
-            value, residue = divmod(value, pow10)
-            dec, value = insig, value + (residue >= pow10 >> 1)
-        text = str(value)
-        return text.rstrip("0"), dec + len(text)
-    dec_exp = _estimate_dec_exp(fract, bin_exp)
-    b5 = max(0, -dec_exp)
-    b2 = b5 + ntiny + bin_exp
-    s5 = max(0, dec_exp)
-    s2 = s5 + ntiny
-    m5, m2 = b5, b2 - nsig
-    fract >>= tail
-    b2 -= nfract - 1
-    common = min(b2, s2)
-    b2, s2, m2 = b2 - common, s2 - common, m2 - common
-    if nfract == 1:
-        m2 -= 1
-    if m2 < 0:
-        b2, s2, m2 = b2 - m2, s2 - m2, 0
-    b_bits = nfract + b2 + (_N5_BITS[b5] if b5 < len(_N5_BITS) else b5 * 3)
-    ten_s_bits = s2 + 1 + (_N5_BITS[s5 + 1] if s5 + 1 < len(_N5_BITS) else (s5 + 1) * 3)
-    b, s, m = (fract * 5 ** b5) << b2, 5 ** s5 << s2, 5 ** m5 << m2
-    tens = s * 10
-    big = b_bits >= 64 or ten_s_bits >= 64  # FDBigInteger: exact, and '>=' in the high test
-    wrap = (lambda v: v) if big else wrap_int if b_bits < 32 and ten_s_bits < 32 else wrap_long
-    digits: list[int] = []
-    q, b = divmod(b, s)
-    b, m = 10 * b, wrap(m * 10)
-    low, high = b < m, (b + m >= tens) if big else wrap(b + m) > tens
-    if q == 0 and not high:
-        dec_exp -= 1
-    else:
-        digits.append(q)
-    if dec_exp < -3 or dec_exp >= 8:
-        low = high = False
-    while not low and not high:
-        q, b = divmod(b, s)
-        b, m = 10 * b, wrap(m * 10)
-        if big or m > 0:
-            low, high = b < m, (b + m >= tens) if big else wrap(b + m) > tens
-        else:
-            low = high = True
-        digits.append(q)
-    diff = wrap((b << 1) - tens)
-    if high and (not low or diff > 0 or (diff == 0 and digits[-1] & 1)):
-        i = len(digits) - 1
-        while digits[i] == 9 and i > 0:
-            digits[i] = 0
-            i -= 1
-        if digits[i] == 9:
-            digits[0] = 1
-            dec_exp += 1
-        else:
-            digits[i] += 1
-    return "".join(map(str, digits)), dec_exp + 1
-
-
-def java_float_text(x: float, single: bool = False) -> str:
-    """Java's ``Double.toString`` (or ``Float.toString`` when ``single``)."""
-    if x != x:
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    if single:
-        bits: int = struct.unpack("<I", _F32.pack(x))[0]
-        exp, fract, width = (bits >> 23) & 0xFF, bits & 0x7FFFFF, 23
-        bias, hob = 127, 1 << 23
-    else:
-        bits = struct.unpack("<Q", struct.pack("<d", x))[0]
-        exp, fract, width = (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1), 52
-        bias, hob = 1023, 1 << 52
-    if exp == 0:
-        shift = width + 1 - fract.bit_length()
-        fract, exp, nsig = fract << shift, 1 - shift, fract.bit_length()
-    else:
-        fract, nsig = fract | hob, width + 1
-    digits, dec = _dtoa(exp - bias, fract << (52 - width), nsig)
-    sign = "-" if x < 0 else ""
-    if 0 < dec < 8:
-        if len(digits) <= dec:
-            return f"{sign}{digits}{'0' * (dec - len(digits))}.0"
-        return f"{sign}{digits[:dec]}.{digits[dec:]}"
-    if -3 < dec <= 0:
-        return f"{sign}0.{'0' * -dec}{digits}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{dec - 1}"
-
-
-def java_string(value: Any, kind: AttrType = OBJECT) -> str:
-    """``String.valueOf`` of a Siddhi value of type ``kind`` (OBJECT: by its Python type)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return java_float_text(value, kind == FLOAT)
-    if isinstance(value, (set, frozenset)):
-        return "[" + ", ".join("null" if v is None else java_string(v) for v in value) + "]"
-    return str(value)
-
-
-_JAVA_SPACE = "".join(map(chr, range(33)))  # String.trim() strips every char <= ' '
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:NaN|Infinity)|([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
-                      r"(?:[eE][+-]?[0-9]+)?)[fFdD]?")
-_HEX_FLOAT = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
-                        r"[pP][+-]?[0-9]+)[fFdD]?")
-
-
-def parse_integral(text: str, kind: AttrType = INT) -> int | None:
-    """``Integer.parseInt`` / ``Long.parseLong``; None where Java throws."""
-    if not _INTEGER.fullmatch(text):
-        return None
-    value = int(text)
-    lo, hi = _RANGE[kind]
-    return value if lo <= value <= hi else None
-
-
-def parse_double(text: str) -> float | None:
-    """``Double.parseDouble`` (trims, accepts ``1d``, ``0x1p3``, ``NaN``); None if invalid."""
-    text = text.strip(_JAVA_SPACE)
-    if decimal := _DECIMAL.fullmatch(text):
-        return float(decimal.group(1) or text)
-    hexa = _HEX_FLOAT.fullmatch(text)
-    return math.copysign(float.fromhex(hexa.group(2)), -1.0 if hexa.group(1) == "-" else 1.0) \
-        if hexa else None
-
-
-def parse_float(text: str) -> float | None:
-    """``Float.parseFloat``: rounds the decimal once, straight to single precision."""
-    d = parse_double(text)
-    if d is None or not math.isfinite(d):
-        return None if d is None else to_float32(d)
-    up, down = to_float32(math.nextafter(d, math.inf)), to_float32(math.nextafter(d, -math.inf))
-    if up == down or not (math.isfinite(up) and math.isfinite(down)):
-        return to_float32(d)
-    # d is (next to) the midpoint of two floats: decide with the exact decimal value.
-    decimal = _DECIMAL.fullmatch(text.strip(_JAVA_SPACE))
-    if decimal is None or decimal.group(1) is None:
-        return to_float32(d)
-    exact, mid = Fraction(decimal.group(1)), (Fraction(up) + Fraction(down)) / 2
-    return up if exact > mid else down if exact < mid else to_float32(d)
-
-
-def java_double_hex(x: float, single: bool = False) -> str:
-    """``Double.toHexString`` (``Float.toHexString`` when ``single``)."""
-    if not math.isfinite(x):
-        return java_float_text(x)
-    if single and x != 0 and abs(x) < 2.0 ** -126:
-        return java_double_hex(x * 2.0 ** -896).replace("p-1022", "p-126")
-    bits = struct.unpack("<Q", struct.pack("<d", x))[0]
-    exp, mant = (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1)
-    sign = "-" if bits >> 63 else ""
-    if exp == 0 and mant == 0:
-        return f"{sign}0x0.0p0"
-    frac = f"{mant:013x}".rstrip("0") or "0"
-    return f"{sign}0x{'0' if exp == 0 else '1'}.{frac}p{-1022 if exp == 0 else exp - 1023}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Java regexes on Python's re
-# ---------------------------------------------------------------------------------------------
-
-_POSIX = {"Lower": "a-z", "Upper": "A-Z", "Alpha": "a-zA-Z", "Digit": "0-9", "Alnum": "a-zA-Z0-9",
-          "XDigit": "0-9a-fA-F", "Space": r" \t\n\x0b\f\r", "Punct": r"!-/:-@\[-`{-~"}
-_JAVA_TOKEN = re.compile(r"\\\\|\\Q(.*?)(?:\\E|$)|\\z|\\Z|\\k<(\w+)>|\(\?<(\w+)>|\\([pP])\{(\w+)\}",
-                         re.S)
-
-
-@lru_cache(maxsize=256)
-def java_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a Java regex with :mod:`re`, translating the constructs whose syntax differs."""
-    def fix(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            return re.escape(m.group(1))
-        if m.group(2) or m.group(3):
-            return f"(?P={m.group(2)})" if m.group(2) else f"(?P<{m.group(3)}>"
-        if m.group(4):
-            chars = _POSIX[m.group(5)]  # KeyError for classes re cannot express: null
-            return f"[{'^' if m.group(4) == 'P' else ''}{chars}]"
-        return {"\\z": r"\Z", "\\Z": r"(?=\n?\Z)"}.get(m.group(0), m.group(0))
-    return re.compile(_JAVA_TOKEN.sub(fix, pattern))
-
-
-_DIGIT = tuple("0123456789")
-
-
-def parse_replacement(pattern: re.Pattern[str], text: str) -> tuple[list[str | int], str | None]:
-    """``Matcher.appendReplacement``'s template (``$1``, ``$12`` while such a group exists,
-    ``${name}``, ``\\$``) as literal and group parts, and the error Java would throw."""
-    parts: list[str | int] = []
-    literal, i = "", 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text):
-            literal, i = literal + text[i + 1], i + 2
-        elif c == "$" and text[i + 1:i + 2] == "{" and "}" in text[i:]:
-            name = text[i + 2:text.index("}", i)]
-            if name not in pattern.groupindex:
-                return parts, f"no group {name}"
-            parts += [literal, pattern.groupindex[name]]
-            literal, i = "", text.index("}", i) + 1
-        elif c == "$" and text[i + 1:i + 2] in _DIGIT:
-            ref, i = int(text[i + 1]), i + 2
-            while text[i:i + 1] in _DIGIT and ref * 10 + int(text[i]) <= pattern.groups:
-                ref, i = ref * 10 + int(text[i]), i + 1
-            if ref > pattern.groups:
-                return parts, f"no group {ref}"
-            parts += [literal, ref]
-            literal = ""
-        elif c in "\\$":
-            return parts, "illegal group reference or escape"
-        else:
-            literal, i = literal + c, i + 1
-    return parts + [literal], None
-
-
-@lru_cache(maxsize=256)
-def java_replacement(pattern: re.Pattern[str], text: str) -> Callable[[re.Match[str]], str]:
-    """The replacement as a function of the match; an invalid template raises only when
-    there is a match, as in Java."""
-    parts, problem = parse_replacement(pattern, text)
-
-    def expand(m: re.Match[str]) -> str:
-        if problem is not None:
-            raise ValueError(problem)
-        return "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts)
-    return expand
-
-
-def java_split(text: str, pattern: re.Pattern[str]) -> list[str]:
-    """``String.split(regex)``: no leading empty piece for a zero-width match at 0, trailing
-    empty pieces dropped, the whole input when nothing matches."""
-    pieces, index = [], 0
-    for m in pattern.finditer(text):
-        if m.end() == 0:
-            continue
-        pieces.append(text[index:m.start()])
-        index = m.end()
-    if not pieces:
-        return [text]
-    pieces.append(text[index:])
-    while pieces and pieces[-1] == "":
-        pieces.pop()
-    return pieces
-
-
-# ---------------------------------------------------------------------------------------------
-# Functions: value-level twins of eddy.engine.functions_spark
-# ---------------------------------------------------------------------------------------------
-
-def _ieee(fn: Callable[[float], float], fallback: Callable[[float], float]
-          ) -> Callable[[float], float]:
-    """A :mod:`math` function with Java's IEEE results where Python raises."""
-    def run(x: float) -> float:
-        try:
-            return fn(x)
-        except (ValueError, OverflowError):
-            return fallback(x)
-    return run
-
-
-def _nan(x: float) -> float:
-    return math.nan
-
-
-_ln = _ieee(math.log, lambda x: -math.inf if x == 0 else math.nan)
-_log10 = _ieee(math.log10, lambda x: -math.inf if x == 0 else math.nan)
-
-
-def _odd_integer(y: float) -> bool:
-    return math.isfinite(y) and y == int(y) and int(y) % 2 == 1
-
-
-def _java_pow(x: float, y: float) -> float:
-    if y == 0:
-        return 1.0
-    if x != x or y != y or (abs(x) == 1 and math.isinf(y)):
-        return math.nan
-    try:
-        return math.pow(x, y)
-    except OverflowError:
-        return -math.inf if x < 0 and _odd_integer(y) else math.inf
-    except ValueError:  # 0 ** negative, or negative ** non-integer
-        if x != 0:
-            return math.nan
-        return -math.inf if math.copysign(1.0, x) < 0 and _odd_integer(y) else math.inf
-
-
-def _java_extreme(larger: bool) -> Callable[[float, float], float]:
-    """``Math.max``/``Math.min``: NaN wins, and +0.0 > -0.0."""
-    def run(a: float, b: float) -> float:
-        a, b = float(a), float(b)
-        if a != a or b != b:
-            return math.nan
-        if a == b == 0:
-            return a if (math.copysign(1.0, a) > 0) == larger else b
-        return max(a, b) if larger else min(a, b)
-    return run
-
-
-def _java_floor(fn: Callable[[float], int]) -> Callable[[float], float]:
-    """``Math.floor``/``Math.ceil`` returning a double, with Java's signed zeros."""
-    def run(x: float) -> float:
-        x = float(x)
-        if not abs(x) < 2.0 ** 52:
-            return x
-        r = float(fn(x))
-        return r if r != 0 else x * 0.0
-    return run
-
-
-def _java_round(kind: AttrType) -> Callable[[float], int]:
-    """``Math.round``: half up, saturating, NaN -> 0 (FLOAT gives INT, DOUBLE gives LONG)."""
-    lo, hi = _RANGE[kind]
-
-    def run(x: float) -> int:
-        if x != x:
-            return 0
-        if not lo < x < hi:
-            return hi if x > 0 else lo
-        f = math.floor(x)
-        return max(lo, min(hi, f + (x - f >= 0.5)))
-    return run
-
-
-def _get_exponent(x: float) -> int:
-    x = float(x)
-    if not math.isfinite(x):
-        return 1024
-    return -1023 if abs(x) < 2.2250738585072014e-308 else math.frexp(x)[1] - 1
-
-
-def _cbrt(x: float) -> float:
-    r = math.cbrt(x)
-    return float(round(r)) if math.isfinite(r) and round(r) ** 3 == x else r  # exact cubes
-
-
-def _copy_sign(m: float, s: float) -> float:
-    return math.copysign(float(m), 1.0 if s != s else float(s))  # NaN's sign: positive
-
-
-_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def _math_conv(text: str, src: int, dst: int) -> str | None:
-    """``Integer.toString(Integer.parseInt(text, src), dst)``."""
-    if not 2 <= src <= 36 or not re.fullmatch(
-            f"[+-]?[{_DIGITS[:src]}{_DIGITS[10:src].upper()}]+", text):
-        return None
-    value = int(text, src)
-    if parse_integral(str(value)) is None:
-        return None
-    dst = dst if 2 <= dst <= 36 else 10
-    n, digits = abs(value), ""
-    while True:
-        n, d = divmod(n, dst)
-        digits = _DIGITS[d] + digits
-        if n == 0:
-            return ("-" if value < 0 else "") + digits
-
-
-def _strcmp(a: str, b: str) -> int:
-    for x, y in zip(a, b):
-        if x != y:
-            return ord(x) - ord(y)
-    return len(a) - len(b)
-
-
-def _unhex(s: str) -> str | None:
-    if len(s) % 2 or not re.fullmatch(r"[0-9a-fA-F]*", s):
-        return None
-    return "".join(chr(int(s[i:i + 2], 16)) for i in range(0, len(s), 2))
-
-
-def _locate(a: str, b: str, start: int = 0) -> int | None:
-    if not 0 <= start <= len(b):
-        return None
-    index = b.find(a, start)
-    return index if index >= 0 else start - 1  # Java: indexOf in substring(start), + start
-
-
-def _substr(s: str, arg: int | str, extra: int | None = None) -> str | None:
-    if isinstance(arg, str):  # by regex: the first match, or its group `extra`
-        pattern = java_regex(arg)
-        if extra is not None and not 0 <= extra <= pattern.groups:
-            return None
-        m = pattern.search(s)
-        return (m.group(extra or 0) or "") if m else ""
-    end = len(s) if extra is None else arg + extra
-    return s[arg:end] if 0 <= arg <= end <= len(s) else None
-
-
-_TEMPLATE = re.compile(r"\{\{|}}")
-
-
-def _fill_template(values: Sequence[Any], types: Sequence[AttrType]) -> str:
-    """``str:fillTemplate``: ``{{n}}`` is argument n (the template is 0), or ``{{key}}`` of a
-    map; a null value leaves the key's text."""
-    out = []
-    for i, piece in enumerate(java_split(values[0], _TEMPLATE)):
-        value = piece
-        if i % 2:
-            key = piece.strip(_JAVA_SPACE)
-            if isinstance(values[1], dict) and len(values) == 2:
-                value = values[1].get(key, piece)
-            else:
-                index = parse_integral(key)
-                if index is None or index < 0:
-                    raise ValueError(key)
-                value = values[index]
-                value = piece if value is None else java_string(value, types[index])
-        out.append(piece if value is None else str(value))
-    return "".join(out)
-
-
-_MASK = {INT: 0xFFFFFFFF, LONG: 0xFFFFFFFFFFFFFFFF, FLOAT: 0, DOUBLE: 0}
-StrictFactory = Callable[[Sequence[AttrType], Sequence[object | None]], Callable[..., Any]]
-
-_STRICT: dict[str, StrictFactory] = {
-    "str:charAt": lambda t, k: lambda s, i: s[i] if 0 <= i < len(s) else None,
-    "str:charFrequency": lambda t, k: lambda s, c: s.count(c) if len(c) == 1 else None,
-    "str:hex": lambda t, k: lambda s: "".join(f"{ord(c):x}" for c in s),
-    "str:length": lambda t, k: len,
-    "str:locate": lambda t, k: _locate,
-    "str:lower": lambda t, k: str.lower,
-    "str:upper": lambda t, k: str.upper,
-    "str:regexp": lambda t, k: lambda s, r: java_regex(r).fullmatch(s) is not None,
-    "str:repeat": lambda t, k: lambda s, n: s * max(n, 0),
-    "str:replaceAll": lambda t, k: lambda s, r, x: java_regex(r).sub(
-        java_replacement(java_regex(r), x), s),
-    "str:replaceFirst": lambda t, k: lambda s, r, x: java_regex(r).sub(
-        java_replacement(java_regex(r), x), s, count=1),
-    "str:reverse": lambda t, k: lambda s: s[::-1],
-    "str:split": lambda t, k: lambda s, r, n: java_split(s, java_regex(r))[n] if n >= 0 else None,
-    "str:strcmp": lambda t, k: _strcmp,
-    "str:substr": lambda t, k: _substr,
-    "str:trim": lambda t, k: lambda s: s.strip(_JAVA_SPACE),
-    "str:unhex": lambda t, k: _unhex,
-    "math:abs": lambda t, k: lambda x: abs(float(x)),
-    "math:acos": lambda t, k: _ieee(math.acos, _nan),
-    "math:asin": lambda t, k: _ieee(math.asin, _nan),
-    "math:atan": lambda t, k: lambda *x: math.atan(x[0]) if len(x) == 1 else math.atan2(*x),
-    "math:bin": lambda t, k: lambda x: f"{x & _MASK[t[0]]:b}",
-    "math:cbrt": lambda t, k: _cbrt,
-    "math:ceil": lambda t, k: _java_floor(math.ceil),
-    "math:conv": lambda t, k: _math_conv,
-    "math:copySign": lambda t, k: _copy_sign,
-    "math:cos": lambda t, k: _ieee(math.cos, _nan),
-    "math:cosh": lambda t, k: _ieee(math.cosh, lambda x: math.inf),
-    "math:exp": lambda t, k: _ieee(math.exp, lambda x: math.inf),
-    "math:floor": lambda t, k: _java_floor(math.floor),
-    "math:getExponent": lambda t, k: _get_exponent,
-    "math:hex": lambda t, k: (lambda x: f"{x & _MASK[t[0]]:x}") if _MASK[t[0]]
-    else (lambda x: java_double_hex(x, t[0] == FLOAT)),
-    "math:isInfinite": lambda t, k: math.isinf,
-    "math:isNan": lambda t, k: math.isnan,
-    "math:ln": lambda t, k: _ln,
-    "math:log": lambda t, k: lambda n, b: None if b == 1 else _ln(n) / _ln(b),
-    "math:log10": lambda t, k: _log10,
-    "math:log2": lambda t, k: lambda x: _ln(x) / math.log(2.0),
-    "math:max": lambda t, k: _java_extreme(True),
-    "math:min": lambda t, k: _java_extreme(False),
-    "math:oct": lambda t, k: lambda x: f"{x & _MASK[t[0]]:o}",
-    "math:parseDouble": lambda t, k: parse_double,
-    "math:parseFloat": lambda t, k: parse_float,
-    "math:parseInt": lambda t, k: parse_integral,
-    "math:parseLong": lambda t, k: lambda s: parse_integral(s, LONG),
-    "math:power": lambda t, k: _java_pow,
-    "math:round": lambda t, k: _java_round(INT if t[0] == FLOAT else LONG),
-    "math:signum": lambda t, k: lambda x: 0 if x != x or x == 0 else 1 if x > 0 else -1,
-    "math:sin": lambda t, k: _ieee(math.sin, _nan),
-    "math:sinh": lambda t, k: _ieee(math.sinh, lambda x: math.copysign(math.inf, x)),
-    "math:sqrt": lambda t, k: _ieee(math.sqrt, _nan),
-    "math:tan": lambda t, k: _ieee(math.tan, _nan),
-    "math:tanh": lambda t, k: math.tanh,
-    "math:toDegrees": lambda t, k: math.degrees,
-    "math:toRadians": lambda t, k: math.radians,
-}
-"""Functions that give null when an argument is null; built from argument types and
-constants. An exception where Java throws (bad index, regex, number) also gives null."""
-
 
 def _is_one(x: Any) -> bool:
     return bool(x == 1)
@@ -640,9 +88,9 @@ _CONVERT: dict[tuple[AttrType, AttrType], Callable[[Any], Any]] = {
     (STRING, INT): parse_integral, (STRING, LONG): lambda s: parse_integral(s, LONG),
     (STRING, FLOAT): parse_float, (STRING, DOUBLE): parse_double,
     (STRING, BOOL): lambda s: s.lower() == "true",
-    (LONG, INT): wrap_int, (FLOAT, INT): lambda x: _to_integral(x, INT),
-    (DOUBLE, INT): lambda x: _to_integral(x, INT), (FLOAT, LONG): lambda x: _to_integral(x, LONG),
-    (DOUBLE, LONG): lambda x: _to_integral(x, LONG),
+    (LONG, INT): wrap_int, (FLOAT, INT): lambda x: to_integral(x, INT),
+    (DOUBLE, INT): lambda x: to_integral(x, INT), (FLOAT, LONG): lambda x: to_integral(x, LONG),
+    (DOUBLE, LONG): lambda x: to_integral(x, LONG),
     (INT, FLOAT): int_to_float32, (LONG, FLOAT): int_to_float32, (DOUBLE, FLOAT): to_float32,
     (INT, DOUBLE): float, (LONG, DOUBLE): float,
     **{(s, BOOL): _is_one for s in (INT, LONG, FLOAT, DOUBLE)},
@@ -725,8 +173,8 @@ def _strict(fn: Callable[..., Any], getters: Sequence[Getter]) -> Getter:
 def _int_ops(wrap: Callable[[int], int]) -> dict[str, Callable[[Any, Any], Any]]:
     return {"+": lambda x, y: wrap(x + y), "-": lambda x, y: wrap(x - y),
             "*": lambda x, y: wrap(x * y),
-            "/": lambda x, y: None if y == 0 else wrap(_tdiv(x, y)),
-            "%": lambda x, y: None if y == 0 else _tmod(x, y)}
+            "/": lambda x, y: None if y == 0 else wrap(int_div(x, y)),
+            "%": lambda x, y: None if y == 0 else int_mod(x, y)}
 
 
 _ARITHMETIC: dict[AttrType, dict[str, Callable[[Any, Any], Any]]] = {
@@ -734,10 +182,10 @@ _ARITHMETIC: dict[AttrType, dict[str, Callable[[Any, Any], Any]]] = {
     FLOAT: {"+": lambda x, y: to_float32(x + y), "-": lambda x, y: to_float32(x - y),
             "*": lambda x, y: to_float32(x * y),
             "/": lambda x, y: None if y == 0 else to_float32(x / y),
-            "%": lambda x, y: None if y == 0 else to_float32(_fmod(x, y))},
+            "%": lambda x, y: None if y == 0 else to_float32(float_mod(x, y))},
     DOUBLE: {"+": operator.add, "-": operator.sub, "*": operator.mul,
              "/": lambda x, y: None if y == 0 else x / y,
-             "%": lambda x, y: None if y == 0 else _fmod(x, y)},
+             "%": lambda x, y: None if y == 0 else float_mod(x, y)},
 }
 _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
             ">": operator.gt, ">=": operator.ge}
@@ -851,8 +299,8 @@ class _Compiler:
         args = [self(a) for a in call.args]
         types = [self.type_of(a) for a in call.args]
         consts = [constant_value(a) for a in call.args]
-        if name in _STRICT:
-            return _strict(_STRICT[name](types, consts), args)
+        if name in STRICT:
+            return _strict(STRICT[name](types, consts), args)
         return self._special(name, args, types, consts, result)
 
     def _special(self, name: str, args: list[Getter], types: list[AttrType],
@@ -901,7 +349,7 @@ class _Compiler:
             def fill(ctx: Any) -> str | None:
                 values = [g(ctx) for g in args]
                 try:
-                    return None if values[0] is None else _fill_template(values, types)
+                    return None if values[0] is None else fill_template(values, types)
                 except _ERRORS:
                     return None
             return fill

@@ -1,4 +1,4 @@
-"""Java's string forms, string hashes and hash-map iteration orders.
+"""Java's string forms, object hashes and hash-map iteration orders.
 
 Several reference windows iterate a ``ConcurrentHashMap`` or ``HashMap`` keyed by strings
 (``session`` sorts its sessions by end time but breaks ties in map order, ``frequent`` and
@@ -14,49 +14,33 @@ window state. Tree bins (eight or more colliding keys in one bucket) are not mod
 
 from __future__ import annotations
 
-import math
-import struct
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from eddy.engine.runtime.evaluate import java_float_text
+from eddy.bus.routing import (
+    java_boolean_hash,
+    java_double_hash,
+    java_long_hash,
+    java_string_hash,
+)
+from eddy.engine.runtime.java import java_float_text
 
 _HASH_BITS = 0x7FFFFFFF
 
 
-def string_hash(text: str) -> int:
-    """``String.hashCode()``: 31-polynomial over the UTF-16 code units, as a signed int."""
-    h = 0
-    for ch in text:
-        code = ord(ch)
-        if code > 0xFFFF:  # a surrogate pair in UTF-16
-            code -= 0x10000
-            h = (31 * h + (0xD800 | (code >> 10))) & 0xFFFFFFFF
-            h = (31 * h + (0xDC00 | (code & 0x3FF))) & 0xFFFFFFFF
-        else:
-            h = (31 * h + code) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def java_hash(value: Any) -> int:
-    """``Object.hashCode()`` of an attribute value as the JVM would compute it (Python's own
-    ``hash`` of a string changes from process to process)."""
+    """``Object.hashCode()`` of an attribute value as the JVM would compute it, chosen by the
+    value's Python type (Python's own ``hash`` of a string changes from process to process)."""
     if value is None:
         return 0
     if value is True or value is False:
-        return 1231 if value else 1237
+        return java_boolean_hash(value)
     if isinstance(value, str):
-        return string_hash(value)
+        return java_string_hash(value)
     if isinstance(value, float):
-        canonical = value if value == value else math.nan  # doubleToLongBits folds NaNs
-        bits: int = struct.unpack("<q", struct.pack("<d", canonical))[0]
-        folded = (bits ^ (bits >> 32)) & 0xFFFFFFFF
-        return folded - (1 << 32) if folded & 0x80000000 else folded
-    if isinstance(value, int):
-        if -(1 << 31) <= value < (1 << 31):
-            return value
-        folded = (value ^ (value >> 32)) & 0xFFFFFFFF
-        return folded - (1 << 32) if folded & 0x80000000 else folded
+        return java_double_hash(value)
+    if isinstance(value, int):  # an Integer when it fits 32 bits, else a Long
+        return value if -(1 << 31) <= value < (1 << 31) else java_long_hash(value)
     if isinstance(value, (set, frozenset)):
         return sum(java_hash(v) for v in value) & 0xFFFFFFFF
     return hash(value) & 0x7FFFFFFF
@@ -85,7 +69,7 @@ def hash_map_order(keys: Iterable[str], capacity: int) -> list[str]:
     """The iteration order of a ``HashMap`` with ``capacity`` slots filled with ``keys`` in
     that order (its resizes keep bucket order, so only the final capacity matters)."""
     mask = capacity - 1
-    indexed = [(spread(string_hash(k)) & mask, i, k) for i, k in enumerate(keys)]
+    indexed = [(spread(java_string_hash(k)) & mask, i, k) for i, k in enumerate(keys)]
     indexed.sort()
     return [k for _, _, k in indexed]
 
@@ -127,7 +111,7 @@ class ConcurrentHashOrder:
             return
         if not self.bins:
             self.bins = [[] for _ in range(16)]
-        h = spread(string_hash(key))
+        h = spread(java_string_hash(key))
         self.bins[h & (len(self.bins) - 1)].append((h, key))
         self.members.add(key)
         self.size += 1
@@ -139,7 +123,7 @@ class ConcurrentHashOrder:
     def remove(self, key: str) -> None:
         if key not in self.members:
             return
-        h = spread(string_hash(key))
+        h = spread(java_string_hash(key))
         bucket = self.bins[h & (len(self.bins) - 1)]
         for i, (_, k) in enumerate(bucket):
             if k == key:

@@ -34,7 +34,7 @@ from eddy.engine.runtime.aggregation.retrieval import (
 )
 from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
 from eddy.engine.runtime.context import Context, Path
-from eddy.engine.runtime.events import EXPIRED, RESET, TIMER, Event, float_key
+from eddy.engine.runtime.events import EXPIRED, RESET, TIMER, Event
 from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler
 from eddy.engine.runtime.join_window import findable, window_contents
 from eddy.engine.runtime.junction import NamedWindow
@@ -52,7 +52,6 @@ from eddy.engine.runtime.table import Condition, Table
 from eddy.engine.runtime.table_query import TableExpressions
 from eddy.engine.runtime.windows import Window, WindowArgs, window_class
 from eddy.lang import ast
-from eddy.lang.ast import AttrType
 from eddy.lang.scope import Scope, Source
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
@@ -309,33 +308,6 @@ class JoinQueryBuilder(QueryBuilder):
                                        "of the join in a handler of this side")
             return _attribute_index(source, resolved.attribute.name)
         return position
-
-    def _having_variable(self, var: ast.Variable, selected: Any,
-                         outputs: dict[str, int]) -> Getter:
-        resolved = selected.resolve(var)
-        if resolved.source.kind == "output":
-            position = outputs[resolved.attribute.name]
-            return lambda ctx: ctx[3][position]
-        data_position = self.position_of(var)
-        return lambda ctx: ctx[2][data_position]
-
-    def _group_key(self) -> Getter | None:
-        variables = self.info.query.selector.group_by
-        if not variables:
-            return None
-        specs = []
-        for var in variables:
-            resolved = self.info.scope.resolve(var)
-            floating = resolved.attribute.type in (AttrType.FLOAT, AttrType.DOUBLE,
-                                                   AttrType.OBJECT)
-            specs.append((self.position_of(var), floating))
-        if len(specs) == 1:
-            position, floating = specs[0]
-            if floating:
-                return lambda event: float_key(event[2][position])
-            return lambda event: event[2][position]
-        return lambda event: tuple(float_key(event[2][p]) if f else event[2][p]
-                                   for p, f in specs)
 
     # -- building ----------------------------------------------------------------------------
     def build_join(self) -> JoinQueryRuntime:

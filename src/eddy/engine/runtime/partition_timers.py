@@ -20,8 +20,9 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from eddy.bus.routing import java_string_hash
 from eddy.engine.runtime.context import Context, Path, Scheduler
-from eddy.engine.runtime.javahash import hash_map_capacity, spread, string_hash
+from eddy.engine.runtime.javahash import hash_map_capacity, spread
 
 
 class KeyedOwner(Protocol):
@@ -65,7 +66,7 @@ class TimerQueues:
 
     def ordered_keys(self) -> list[str]:
         mask = self.capacity - 1
-        return sorted(self.queues, key=lambda k: (spread(string_hash(k)) & mask,
+        return sorted(self.queues, key=lambda k: (spread(java_string_hash(k)) & mask,
                                                   self.inserted[k]))
 
     def get_state(self) -> Any:

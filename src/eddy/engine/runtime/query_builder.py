@@ -248,7 +248,7 @@ class QueryBuilder:
         if resolved.source.kind == "output":
             position = outputs[resolved.attribute.name]
             return lambda ctx: ctx[3][position]
-        data_position = self.positions[resolved.attribute.name]
+        data_position = self.position_of(var)
         return lambda ctx: ctx[2][data_position]
 
     def _group_key(self) -> Getter | None:
@@ -258,10 +258,9 @@ class QueryBuilder:
         specs = []
         for var in variables:
             resolved = self.info.scope.resolve(var)
-            position = self.positions[resolved.attribute.name]
             floating = resolved.attribute.type in (AttrType.FLOAT, AttrType.DOUBLE,
                                                    AttrType.OBJECT)
-            specs.append((position, floating))
+            specs.append((self.position_of(var), floating))
         if len(specs) == 1:
             position, floating = specs[0]
             if floating:

@@ -26,9 +26,13 @@ Emitted = list[OutEvent] | None
 
 
 class RateLimiter:
-    """Pass-through: every selected event is emitted at once."""
+    """Pass-through: every selected event is emitted at once.
+
+    A subclass keeps all it must checkpoint in ``state`` (plain lists and dicts, so it
+    pickles); ``get_state``/``set_state`` hand that over as it is."""
 
     timed = False
+    state: Any = None
 
     def process(self, chunk: list[OutEvent]) -> Emitted:
         return chunk
@@ -40,10 +44,10 @@ class RateLimiter:
         return None
 
     def get_state(self) -> Any:
-        return None
+        return self.state
 
     def set_state(self, state: Any) -> None:
-        return None
+        self.state = state
 
 
 class AllPerEvents(RateLimiter):
@@ -66,12 +70,6 @@ class AllPerEvents(RateLimiter):
                     state[0] = 0
         return out or None
 
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
-
 
 class FirstPerEvents(RateLimiter):
     """``output first every N events`` without ``group by``."""
@@ -90,12 +88,6 @@ class FirstPerEvents(RateLimiter):
             elif state[0] == self.value:
                 state[0] = 0
         return out or None
-
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
 
 
 class FirstGroupByPerEvents(RateLimiter):
@@ -120,12 +112,6 @@ class FirstGroupByPerEvents(RateLimiter):
                 counts[key] = count + 1
         return out or None
 
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
-
 
 class LastPerEvents(RateLimiter):
     """``output last every N events`` without ``group by``: each N-th event."""
@@ -144,12 +130,6 @@ class LastPerEvents(RateLimiter):
                     out.append(event)
                     state[0] = 0
         return out or None
-
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
 
 
 class LastGroupByPerEvents(RateLimiter):
@@ -172,12 +152,6 @@ class LastGroupByPerEvents(RateLimiter):
                     state[1] = {}
         return out or None
 
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
-
 
 class FirstPerTime(RateLimiter):
     """``output first every <time>`` without ``group by``."""
@@ -194,12 +168,6 @@ class FirstPerTime(RateLimiter):
             self.state[0] = now
             return [chunk[0]]
         return None
-
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
 
 
 class FirstGroupByPerTime(RateLimiter):
@@ -221,12 +189,6 @@ class FirstGroupByPerTime(RateLimiter):
                 opened[key] = now
                 out.append(event)
         return out or None
-
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
 
 
 class TimedLimiter(RateLimiter):
@@ -257,12 +219,6 @@ class TimedLimiter(RateLimiter):
 
     def flush(self) -> Emitted:
         raise NotImplementedError
-
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
 
 
 class AllPerTime(TimedLimiter):

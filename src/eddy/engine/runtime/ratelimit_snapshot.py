@@ -70,12 +70,6 @@ class SnapshotLimiter(RateLimiter):
     def hold(self, event: OutEvent) -> None:
         raise NotImplementedError
 
-    def get_state(self) -> Any:
-        return self.state
-
-    def set_state(self, state: Any) -> None:
-        self.state = state
-
 
 class PerSnapshot(SnapshotLimiter):
     """No window, no ``group by``: the last current event."""

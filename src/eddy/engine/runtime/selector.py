@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
-from eddy.engine.runtime.evaluate import wrap_int
+from eddy.engine.runtime.java import wrap_int
 from eddy.engine.runtime.events import CURRENT, EXPIRED, RESET, Event, OutEvent, java_compare
 from eddy.engine.runtime.javahash import java_hash
 

@@ -40,6 +40,15 @@ def as_events(events: Events, attributes: Sequence[Attribute]) -> list[Event]:
         else [Event(ts, ()) for ts in stamps]
 
 
+def publishable(events: Events, attributes: Sequence[Attribute],
+                ids: Sequence[str] | None) -> list[Event]:
+    """:func:`as_events`, checking that ``ids``, when given, are one per event."""
+    items = as_events(events, attributes)
+    if ids is not None and len(ids) != len(items):
+        raise ValueError(f"{len(ids)} ids for {len(items)} events")
+    return items
+
+
 class MappedSink(Sink):
     """A sink that writes each event through a sink mapper; subclasses send the payloads."""
 
@@ -51,9 +60,7 @@ class MappedSink(Sink):
         self.metrics = metrics
 
     def publish(self, events: Events, *, ids: Sequence[str] | None = None) -> None:
-        items = as_events(events, self.attributes)
-        if ids is not None and len(ids) != len(items):
-            raise ValueError(f"{len(ids)} ids for {len(items)} events")
+        items = publishable(events, self.attributes, ids)
         if not items:
             return
         try:

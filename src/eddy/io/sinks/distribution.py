@@ -24,7 +24,7 @@ from typing import Literal
 from eddy.bus.routing import java_string_hash, partition_for
 from eddy.io.api import Event, Events, Guarantee, Sink
 from eddy.io.errors import PublishError
-from eddy.io.sinks.base import as_events
+from eddy.io.sinks.base import publishable
 from eddy.lang.ast import Attribute
 
 Strategy = Literal["roundRobin", "partitioned", "broadcast"]
@@ -62,9 +62,7 @@ class DistributedSink(Sink):
                f"{len(self.destinations)} destinations)"
 
     def publish(self, events: Events, *, ids: Sequence[str] | None = None) -> None:
-        items = as_events(events, self.attributes)
-        if ids is not None and len(ids) != len(items):
-            raise ValueError(f"{len(ids)} ids for {len(items)} events")
+        items = publishable(events, self.attributes, ids)
         if not items:
             return
         errors: list[PublishError] = []

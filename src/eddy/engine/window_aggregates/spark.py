@@ -1,0 +1,140 @@
+"""The Spark side of the vectorised window operators: the plan around them and the
+``applyInPandasWithState`` function that hosts them (one state key, like the runtime's)."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.state import GroupStateTimeout
+
+from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TS, InputLayout, \
+    spark_type
+from eddy.engine.runtime.query_builder import UnsupportedQuery
+from eddy.engine.window_aggregates import sliding_time, time_batch
+from eddy.engine.window_aggregates.emitted import Emitted
+from eddy.engine.window_aggregates.plan import WindowPlan, WindowSpec
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.semantic import AnalyzedApp
+
+EVENT = "_event"  # the row is an event of the query's stream (not an on-demand query)
+PASS = "_pass"    # ... and passes the filters in front of the window
+POSITION = "_i"
+_NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
+
+
+def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
+                             layout: InputLayout) -> DataFrame:
+    """The query's outputs in the writer's schema (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`)."""
+    from eddy.engine.native import _compiler
+
+    spec, info = plan.spec, plan.info
+    names = [a.name for a in layout.attributes(plan.stream)]
+    columns = layout.columns(plan.stream)
+
+    def column(var: ast.Variable) -> Column:
+        return F.col(columns[names.index(info.scope.resolve(var).attribute.name)])
+
+    is_event = F.col(STREAM) == plan.stream
+    passes: Column = is_event
+    compiler = _compiler(analyzed, column)
+    for condition in plan.filters:
+        passes = passes & F.coalesce(compiler.compile_condition(condition), F.lit(False))
+    needed = sorted({*spec.group_columns, *spec.argument_columns,
+                     *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
+    rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM))
+            .select(SEQ, TS, is_event.alias(EVENT),
+                    F.coalesce(passes, F.lit(False)).alias(PASS), *needed))
+    schema = [f"{SEQ} long", f"{TS} long", f"{POSITION} int"]
+    for i, out in enumerate(spec.outputs):
+        schema.append(f"o{i} {spark_type(out.type).simpleString()}")
+        if out.kind in ("avg", "sum"):
+            schema.append(f"o{i}_nan boolean")
+    computed = (rows.withColumn("_key", F.lit(0)).groupBy("_key")
+                .applyInPandasWithState(make_step(spec), ", ".join(schema), "state binary",
+                                        "append", GroupStateTimeout.NoTimeout))
+    values = []
+    for i, out in enumerate(spec.outputs):
+        value = F.col(f"o{i}")
+        if out.kind in ("avg", "sum"):  # pandas cannot tell NaN from null on the way out
+            value = F.when(F.col(f"o{i}_nan"), F.lit(float("nan"))).otherwise(value)
+        values.append(value.alias(out.name))
+    if spec.window == "time":  # an input reaching the query
+        order = F.array(*(F.lit(i) for i in (1, info.index, 0, 0, 0)))
+    else:  # the window's timer
+        order = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), F.col(POSITION))
+    result = computed.select(
+        SEQ, order.alias("_order"), TS, F.lit(info.id).alias("_query"),
+        F.lit(info.target).alias("_target"), F.lit(False).alias("_expired"),
+        F.to_json(F.struct(*values), {"ignoreNullFields": "false"}).alias("_data"))
+    return result.select(*(F.col(f.name).cast(f.dataType) for f in OUTPUT_SCHEMA.fields))
+
+
+StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]
+
+
+def make_step(spec: WindowSpec) -> StepFunction:
+    """The ``applyInPandasWithState`` function: one call per micro-batch."""
+    module = sliding_time if spec.window == "time" else time_batch
+    fresh = sliding_time.SlidingState if spec.window == "time" else time_batch.BatchState
+    selected = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
+
+    def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
+        pdf = pd.concat(list(frames), ignore_index=True)
+        seq = pdf[SEQ].to_numpy()
+        if len(seq) > 1 and not (seq[1:] > seq[:-1]).all():
+            pdf = pdf.iloc[np.argsort(seq, kind="stable")].reset_index(drop=True)
+        if not pdf[EVENT].all():
+            raise UnsupportedQuery("<store query>", "on-demand queries need tables, which "
+                                   "this runtime does not run yet")
+        window = pickle.loads(state.get[0]) if state.exists else fresh()
+        values = np.stack([pdf[c].to_numpy(np.float64, na_value=np.nan)
+                           for c in spec.argument_columns], axis=1) \
+            if spec.argument_columns else np.empty((len(pdf), 0))
+        emitted = module.process(window, spec, pdf[TS].to_numpy(np.int64),
+                                 pdf[PASS].to_numpy(bool),
+                                 [pdf[c].to_numpy() for c in spec.group_columns], values,
+                                 {c: pdf[c].to_numpy() for c in selected})
+        state.update((pickle.dumps(window, protocol=pickle.HIGHEST_PROTOCOL),))
+        yield output_frame(spec, emitted, pdf[SEQ].to_numpy())
+
+    return step
+
+
+def output_frame(spec: WindowSpec, emitted: Emitted, seq: np.ndarray) -> pd.DataFrame:
+    """The operator's output rows: ``_seq``, ``_ts``, ``_i``, then ``o<i>`` (and
+    ``o<i>_nan``) per selected attribute."""
+    frame: dict[str, Any] = {SEQ: seq[emitted.rows], TS: emitted.ts,
+                             POSITION: emitted.positions.astype(np.int32)}
+    frame.update(output_columns(spec, emitted))
+    return pd.DataFrame(frame)
+
+
+def output_columns(spec: WindowSpec, emitted: Emitted) -> dict[str, Any]:
+    """The selected attributes' columns; aggregates as the runtime computes them
+    (``sum / count`` for ``avg``, null while nothing is counted)."""
+    columns: dict[str, Any] = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for i, out in enumerate(spec.outputs):
+            if out.kind == "var":
+                assert out.column is not None
+                values = pd.Series(emitted.values[out.column])
+                nullable = _NULLABLE_INTS.get(out.type)
+                if nullable is not None and values.dtype.kind == "f":
+                    values = values.astype(nullable)  # nulls made the ints floats
+                columns[f"o{i}"] = values
+            elif out.kind == "count":
+                columns[f"o{i}"] = emitted.sizes
+            else:
+                total = emitted.sums[:, out.argument]
+                count = emitted.counts[:, out.argument]
+                value = total / count if out.kind == "avg" else total
+                columns[f"o{i}_nan"] = np.isnan(value) & (count > 0)
+                columns[f"o{i}"] = np.where(count > 0, value, np.nan)
+    return columns
