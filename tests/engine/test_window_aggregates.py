@@ -113,8 +113,7 @@ def _vectorised(query: str, events: list[InputEvent], cuts: list[int]) -> list[t
             for i, out in enumerate(spec.outputs):
                 value = columns[f"o{i}"][j]
                 if out.kind in ("avg", "sum"):
-                    value = math.nan if columns[f"o{i}_nan"][j] else \
-                        (None if math.isnan(value) else float(value))
+                    value = None if value is pd.NA else float(value)
                 elif out.kind == "count":
                     value = int(value)
                 elif value is None or (not isinstance(value, str) and pd.isna(value)):

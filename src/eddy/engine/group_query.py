@@ -46,7 +46,8 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
         stateful = compile_window_aggregate(analyzed, window, source, layout)
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
     elif rest or (on_demand and _has_state(analyzed)) or outputs is None:
-        streams = {n for q in rest for n in q.inputs} | {STORE_STREAM}
+        streams = {n for q in rest for n in q.inputs} | _aggregation_inputs(analyzed) | \
+            {STORE_STREAM}
         step = make_step(app_text, [q.id for q in rest], layout)
         stateful = (_runtime_input(source, layout, streams)
                     .withColumn("_key", F.lit(0)).groupBy("_key")
@@ -66,6 +67,18 @@ def _runtime_input(source: DataFrame, layout: InputLayout, streams: set[str]) ->
     columns = [c for name in names if name in streams for c in layout.columns(name)]
     return (source.where(F.col(STREAM).isin(sorted(streams)))
             .select(SEQ, TS, code.cast("int").alias(STREAM), *columns))
+
+
+def _aggregation_inputs(analyzed: object) -> set[str]:
+    """The streams that ``define aggregation … from S`` reads: the runtime aggregates them
+    even when no query reads them."""
+    from eddy.lang import ast
+    from eddy.lang.semantic import AnalyzedApp
+
+    assert isinstance(analyzed, AnalyzedApp)
+    return {info.definition.input.stream for info in analyzed.streams.values()
+            if isinstance(info.definition, ast.AggregationDefinition)
+            and info.definition.input is not None}
 
 
 def _has_state(analyzed: object) -> bool:

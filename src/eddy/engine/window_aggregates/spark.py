@@ -51,20 +51,13 @@ def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: Da
     rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM))
             .select(SEQ, TS, is_event.alias(EVENT),
                     F.coalesce(passes, F.lit(False)).alias(PASS), *needed))
-    schema = [f"{SEQ} long", f"{TS} long", f"{POSITION} int"]
-    for i, out in enumerate(spec.outputs):
-        schema.append(f"o{i} {spark_type(out.type).simpleString()}")
-        if out.kind in ("avg", "sum"):
-            schema.append(f"o{i}_nan boolean")
+    schema = [f"{SEQ} long", f"{TS} long"] + \
+        ([f"{POSITION} int"] if spec.window == "timeBatch" else []) + \
+        [f"o{i} {spark_type(out.type).simpleString()}" for i, out in enumerate(spec.outputs)]
     computed = (rows.withColumn("_key", F.lit(0)).groupBy("_key")
                 .applyInPandasWithState(make_step(spec), ", ".join(schema), "state binary",
                                         "append", GroupStateTimeout.NoTimeout))
-    values = []
-    for i, out in enumerate(spec.outputs):
-        value = F.col(f"o{i}")
-        if out.kind in ("avg", "sum"):  # pandas cannot tell NaN from null on the way out
-            value = F.when(F.col(f"o{i}_nan"), F.lit(float("nan"))).otherwise(value)
-        values.append(value.alias(out.name))
+    values = [F.col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
     if spec.window == "time":  # an input reaching the query
         order = F.array(*(F.lit(i) for i in (1, info.index, 0, 0, 0)))
     else:  # the window's timer
@@ -108,17 +101,21 @@ def make_step(spec: WindowSpec) -> StepFunction:
 
 
 def output_frame(spec: WindowSpec, emitted: Emitted, seq: np.ndarray) -> pd.DataFrame:
-    """The operator's output rows: ``_seq``, ``_ts``, ``_i``, then ``o<i>`` (and
-    ``o<i>_nan``) per selected attribute."""
-    frame: dict[str, Any] = {SEQ: seq[emitted.rows], TS: emitted.ts,
-                             POSITION: emitted.positions.astype(np.int32)}
+    """The operator's output rows: ``_seq``, ``_ts``, (``_i`` for a batch window's flush,)
+    then ``o<i>`` per selected attribute."""
+    frame: dict[str, Any] = {SEQ: seq[emitted.rows], TS: emitted.ts}
+    if spec.window == "timeBatch":
+        frame[POSITION] = emitted.positions.astype(np.int32)
     frame.update(output_columns(spec, emitted))
     return pd.DataFrame(frame)
 
 
 def output_columns(spec: WindowSpec, emitted: Emitted) -> dict[str, Any]:
     """The selected attributes' columns; aggregates as the runtime computes them
-    (``sum / count`` for ``avg``, null while nothing is counted)."""
+    (``sum / count`` for ``avg``, null while nothing is counted).
+
+    A double aggregate is a masked array: Spark turns a plain column's NaN into null on the
+    way out, and NaN (``inf - inf``) is a value the runtime emits."""
     columns: dict[str, Any] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         for i, out in enumerate(spec.outputs):
@@ -135,6 +132,5 @@ def output_columns(spec: WindowSpec, emitted: Emitted) -> dict[str, Any]:
                 total = emitted.sums[:, out.argument]
                 count = emitted.counts[:, out.argument]
                 value = total / count if out.kind == "avg" else total
-                columns[f"o{i}_nan"] = np.isnan(value) & (count > 0)
-                columns[f"o{i}"] = np.where(count > 0, value, np.nan)
+                columns[f"o{i}"] = pd.arrays.FloatingArray(value.astype(np.float64), count == 0)
     return columns
