@@ -93,8 +93,9 @@ class InputLayout:
         return StructType(fields)
 
     def arrow_schema(self) -> pa.Schema:
-        fields = [pa.field(SEQ, pa.int64(), False), pa.field(TS, pa.int64(), False),
-                  pa.field(STREAM, pa.string(), False)]
+        fields: list[pa.Field[Any]] = [
+            pa.field(SEQ, pa.int64(), False), pa.field(TS, pa.int64(), False),
+            pa.field(STREAM, pa.string(), False)]
         for i, (_, attrs) in enumerate(self.streams):
             fields += [pa.field(f"s{i}_{j}", _ARROW_TYPES[a.type]) for j, a in enumerate(attrs)]
         return pa.schema(fields)

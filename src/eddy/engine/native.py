@@ -96,7 +96,9 @@ def _producers_first(queries: Iterable[QueryInfo],
     return ordered
 
 
-def _compiler(analyzed: AnalyzedApp, resolve: object) -> SparkExpressionCompiler:
+def spark_compiler(analyzed: AnalyzedApp, resolve: object) -> SparkExpressionCompiler:
+    """A compiler of the app's expressions to Spark columns; ``resolve`` maps a variable to
+    its column."""
     scripts = [d.name for d in analyzed.app.definitions if isinstance(d, ast.FunctionDefinition)]
     return SparkExpressionCompiler(analyzed.type_of, resolve,  # type: ignore[arg-type]
                                    F.col(TS), script_functions=scripts)
@@ -112,7 +114,7 @@ def _expressions(info: QueryInfo) -> list[ast.Expression]:
 
 
 def _compiles(info: QueryInfo, analyzed: AnalyzedApp) -> bool:
-    compiler = _compiler(analyzed, lambda var: F.col(f"`{var.attribute}`"))
+    compiler = spark_compiler(analyzed, lambda var: F.col(f"`{var.attribute}`"))
     try:
         for expr in _expressions(info):
             compiler.compile(expr)
@@ -162,7 +164,7 @@ def _input(source: DataFrame, layout: InputLayout, stream: str) -> DataFrame:
 
 def _apply(analyzed: AnalyzedApp, info: QueryInfo, frame: DataFrame) -> DataFrame:
     """Filters then projects ``frame`` (the input stream's rows) as the query says."""
-    compiler = _compiler(analyzed, lambda var: frame[f"`{var.attribute}`"])
+    compiler = spark_compiler(analyzed, lambda var: frame[f"`{var.attribute}`"])
     source = info.query.input
     assert isinstance(source, ast.SingleInputStream)
     for handler in source.handlers:

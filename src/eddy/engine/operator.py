@@ -51,9 +51,9 @@ def _values(series: pd.Series, attr_type: AttrType) -> list[Any]:
     """A column as Python values: pandas turns nullable ints into floats with NaN, and a
     null double arrives as NaN; both become None (a column without any costs no per-cell
     check)."""
-    if series.dtype.kind in _NATIVE_KINDS.get(attr_type, "") and not series.hasnans:
-        return series.tolist()  # already Python ints, floats or bools
     values: list[Any] = series.tolist()
+    if series.dtype.kind in _NATIVE_KINDS.get(attr_type, "") and not series.hasnans:
+        return values  # already Python ints, floats or bools
     if attr_type in (AttrType.INT, AttrType.LONG):
         return [None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
                 for v in values]

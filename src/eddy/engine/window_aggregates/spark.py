@@ -15,6 +15,7 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 
 from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TS, InputLayout, \
     spark_type
+from eddy.engine.native import spark_compiler
 from eddy.engine.runtime.query_builder import UnsupportedQuery
 from eddy.engine.window_aggregates import sliding_time, time_batch
 from eddy.engine.window_aggregates.emitted import Emitted
@@ -32,8 +33,6 @@ _NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
 def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
                              layout: InputLayout) -> DataFrame:
     """The query's outputs in the writer's schema (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`)."""
-    from eddy.engine.native import _compiler
-
     spec, info = plan.spec, plan.info
     names = [a.name for a in layout.attributes(plan.stream)]
     columns = layout.columns(plan.stream)
@@ -43,7 +42,7 @@ def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: Da
 
     is_event = F.col(STREAM) == plan.stream
     passes: Column = is_event
-    compiler = _compiler(analyzed, column)
+    compiler = spark_compiler(analyzed, column)
     for condition in plan.filters:
         passes = passes & F.coalesce(compiler.compile_condition(condition), F.lit(False))
     needed = sorted({*spec.group_columns, *spec.argument_columns,
