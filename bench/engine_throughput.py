@@ -28,15 +28,14 @@ first ``--warmup`` ones; wall time from the first one's start to the last one's 
 ``query.recentProgress``), and p50/p99 of the steady-state batches' ``triggerExecution``.
 
 Run: .venv/bin/python bench/engine_throughput.py [--events 5000000] [--batch-rows 500000]
-     [--cases filter,window,batch] [--warmup 2] [--repeat 1]
-Other work on the machine makes single runs noisy: ``--repeat 3`` runs every job three times,
-alternating eddy and the hand-written job, and reports the best run of each.
+     [--cases filter,window,batch] [--warmup 2] [--repeat 3]
+Other work on the machine (and a cold JIT in the first job) makes single runs noisy: every job
+runs ``--repeat`` times, alternating eddy and the hand-written job, and the best run counts.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -181,7 +180,7 @@ def run_job(spark: SparkSession, name: str, frame: DataFrame, work: Path,
     if query.exception() is not None:
         raise RuntimeError(f"{name} failed: {query.exception()}")
     total = time.perf_counter() - started
-    progress = [p for p in query.recentProgress]
+    progress: list[dict[str, Any]] = [dict(p) for p in query.recentProgress]
     read = sum(p["numInputRows"] for p in progress)
     assert read == expected_rows, f"{name}: read {read} of {expected_rows} rows " \
                                   "(raise spark.sql.streaming.numRecentProgressUpdates?)"
@@ -197,7 +196,7 @@ def main() -> None:
     parser.add_argument("--cases", default="filter,window,batch")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--sides", default="eddy,hand")
-    parser.add_argument("--repeat", type=int, default=1,
+    parser.add_argument("--repeat", type=int, default=3,
                         help="runs per job, alternating the sides; the best run counts")
     args = parser.parse_args()
 
