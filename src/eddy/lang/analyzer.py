@@ -13,12 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eddy.lang import ast
-from eddy.lang.ast import Attribute, AttrType
+from eddy.lang.ast import Attribute
 from eddy.lang.definitions import check_definitions
 from eddy.lang.errors import AppIssue, SiddhiAppError, Span, did_you_mean
-from eddy.lang.inputs import join_scope, single_scope, source_of, state_scope
+from eddy.lang.inputs import (
+    fault_stream_info,
+    join_scope,
+    single_scope,
+    source_of,
+    state_scope,
+)
 from eddy.lang.scope import Scope, SemanticError, Source, schema_text
 from eddy.lang.selection import check_selector
+from eddy.lang.table_writes import check_assignments, check_insert_compatible
 from eddy.lang.semantic import AnalyzedApp, OutputKind, PartitionInfo, QueryInfo, StreamInfo
 from eddy.lang.typecheck import ExpressionTyper
 from eddy.lang.walk import state_streams
@@ -102,6 +109,10 @@ class Analyzer:
                 self.issues.append(issue)
             elif info is not None:
                 self.result.streams[info.name] = info
+        for info in list(self.result.streams.values()):  # '!S' of @OnError(action='STREAM')
+            fault = fault_stream_info(info)
+            if fault is not None:
+                self.result.streams[fault.name] = fault
         units = [_Unit(e, i) for i, e in enumerate(app.elements)]
         self.pending_targets = {t for u in units for t in _targets(u.element)}
         self._drain(units)
@@ -239,20 +250,9 @@ class Analyzer:
         table = self._mutable_table(output.target, output.span)
         table_scope = Scope((source_of(table, frozenset({table.name})),), outputs=outputs)
         if isinstance(output, ast.UpdateOrInsertStream):
-            _check_insert_compatible(table, outputs, output.span)
+            check_insert_compatible(table, outputs, output.span)
         if isinstance(output, (ast.UpdateStream, ast.UpdateOrInsertStream)):
-            for assignment in output.set or ():
-                column = table_scope.resolve(assignment.variable)
-                if column.source.kind != "table":
-                    raise SemanticError(
-                        f"'set' assigns columns of '{table.name}', and "
-                        f"'{assignment.variable.attribute}' is not one of them",
-                        assignment.variable.span)
-                value = self.typer.infer(assignment.value, table_scope)
-                if not _assignable(value, column.type):
-                    raise SemanticError(
-                        f"column '{column.attribute.name}' is {column.type.value}, but the "
-                        f"value is {value.value}", assignment.span)
+            check_assignments(self.typer, table, output.set or (), table_scope)
         if output.on is not None:
             self.typer.expect_bool(output.on, table_scope, "the 'on' condition")
         return table.name, "table"
@@ -278,7 +278,7 @@ class Analyzer:
             raise SemanticError("a query cannot insert into a fault stream", output.span)
         existing = self.result.streams.get(output.target)
         if existing is not None and existing.kind in ("table", "window"):
-            _check_insert_compatible(existing, outputs, output.span)
+            check_insert_compatible(existing, outputs, output.span)
             return existing.name, existing.kind
         if existing is not None and existing.kind in ("aggregation", "trigger"):
             raise SemanticError(f"cannot insert into {existing.kind} '{existing.name}'",
@@ -305,23 +305,9 @@ class Analyzer:
         return output.target
 
 
-def _check_insert_compatible(target: StreamInfo, outputs: tuple[Attribute, ...],
-                             span: Span) -> None:
-    have = [a.type for a in target.attributes]
-    got = [a.type for a in outputs]
-    if len(have) != len(got) or any(not _assignable(g, h) for g, h in zip(got, have)):
-        raise SemanticError(
-            f"this query writes {schema_text(outputs)} into {target.kind} '{target.name}', "
-            f"which holds {schema_text(target.attributes)}", span,
-            "select one value per column, in order, with the column's type")
-
-
-def _assignable(value: AttrType, column: AttrType) -> bool:
-    return value == column or AttrType.OBJECT in (value, column)
-
-
 def _input_name(stream: ast.SingleInputStream) -> str:
-    return f"#{stream.stream}" if stream.inner else stream.stream
+    return f"#{stream.stream}" if stream.inner else f"!{stream.stream}" if stream.fault \
+        else stream.stream
 
 
 def _queries(element: ast.ExecutionElement) -> tuple[ast.Query, ...]:

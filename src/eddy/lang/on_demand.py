@@ -28,8 +28,9 @@ from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
 from eddy.lang.errors import SiddhiAppError, Span, did_you_mean
 from eddy.lang.inputs import source_of
-from eddy.lang.scope import Scope, SemanticError, Source, schema_text
+from eddy.lang.scope import Scope, SemanticError, Source
 from eddy.lang.selection import check_selector
+from eddy.lang.table_writes import check_assignments, check_insert_compatible
 from eddy.lang.semantic import AnalyzedApp, StreamInfo
 from eddy.lang.typecheck import ExpressionTyper
 
@@ -154,33 +155,19 @@ class _OnDemandAnalyzer:
             if output.inner or output.fault:
                 raise SemanticError("an on-demand query can only insert into a table",
                                     output.span)
-            _check_compatible(table, outputs[:visible], output.span)
+            check_insert_compatible(table, outputs[:visible], output.span)
             kind = "insert"
         else:
             if isinstance(output, ast.UpdateOrInsertStream):
-                _check_compatible(table, outputs[:visible], output.span)
+                check_insert_compatible(table, outputs[:visible], output.span)
             if isinstance(output, (ast.UpdateStream, ast.UpdateOrInsertStream)):
-                self._assignments(table, output.set or (), target_scope)
+                check_assignments(self.typer, table, output.set or (), target_scope)
             if output.on is not None:
                 self.typer.expect_bool(output.on, target_scope, "the 'on' condition")
             kind = ("delete" if isinstance(output, ast.DeleteStream) else
                     "update" if isinstance(output, ast.UpdateStream) else "update_or_insert")
         return OnDemandAnalysis(query, kind, table, scope, outputs, visible, aggregates,
                                 self.typer.types, target_scope)
-
-    def _assignments(self, table: StreamInfo, assignments: tuple[ast.SetAssignment, ...],
-                     scope: Scope) -> None:
-        for assignment in assignments:
-            column = scope.resolve(assignment.variable)
-            if column.source.kind != "table":
-                raise SemanticError(
-                    f"'set' assigns columns of '{table.name}', and "
-                    f"'{assignment.variable.attribute}' is not one of them",
-                    assignment.variable.span)
-            value = self.typer.infer(assignment.value, scope)
-            if not _assignable(value, column.type):
-                raise SemanticError(f"column '{column.attribute.name}' is {column.type.value}, "
-                                    f"but the value is {value.value}", assignment.span)
 
     # -- shared ------------------------------------------------------------------------------
     def _store(self, name: str, span: Span, kinds: tuple[str, ...]) -> StreamInfo:
@@ -226,18 +213,4 @@ def _fresh_name(taken: set[str]) -> str:
     while f"_order{n}" in taken:
         n += 1
     return f"_order{n}"
-
-
-def _assignable(value: AttrType, column: AttrType) -> bool:
-    return value == column or AttrType.OBJECT in (value, column)
-
-
-def _check_compatible(table: StreamInfo, outputs: tuple[Attribute, ...], span: Span) -> None:
-    have = [a.type for a in table.attributes]
-    got = [a.type for a in outputs]
-    if len(have) != len(got) or any(not _assignable(g, h) for g, h in zip(got, have)):
-        raise SemanticError(
-            f"this query writes {schema_text(outputs)} into table '{table.name}', which holds "
-            f"{schema_text(table.attributes)}", span,
-            "select one value per column, in order, with the column's type")
 
