@@ -156,7 +156,7 @@ def from_line(input_: Any) -> str:
     (FunctionCall("str", "concat", (v("a"), Constant("-", AttrType.STRING))),
      "str:concat(a, '-')"),
     (FunctionCall(None, "count"), "count()"),
-    (FunctionCall(None, "and", (v("ok"),)), "`and`(ok)"),
+    (FunctionCall(None, "and", (v("ok"),)), "and(ok)"),
     (b("+", FunctionCall(None, "f", (b("+", v("a"), v("b")),)), v("c")), "f(a + b) + c"),
 ])
 def test_expression_precedence(tree: Expression, text: str) -> None:

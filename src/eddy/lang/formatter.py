@@ -53,6 +53,7 @@ Layout
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -69,6 +70,7 @@ from eddy.lang.ast import (
     TimeConstant, TriggerDefinition, UpdateOrInsertStream, UpdateStream, ValuePartitionType,
     Variable, Window, WindowDefinition,
 )
+from eddy.lang.errors import SiddhiAppError
 
 __all__ = ["format_annotation", "format_app", "format_expression", "format_input",
            "format_on_demand", "format_query", "format_selector_tail", "format_time"]
@@ -256,7 +258,26 @@ def _variable(v: Variable) -> str:
 
 def _call(namespace: str | None, name: str, args: Iterable[Expression]) -> str:
     prefix = f"{_name(namespace)}:" if namespace else ""
-    return f"{prefix}{_name(name)}({', '.join(format_expression(a) for a in args)})"
+    callee = name if _bare_callee(name) else _name(name)
+    return f"{prefix}{callee}({', '.join(format_expression(a) for a in args)})"
+
+
+@functools.lru_cache(maxsize=256)
+def _bare_callee(name: str) -> bool:
+    """Whether ``name(…)`` reads back as a call of ``name`` although ``name`` is a keyword.
+
+    Aggregates such as ``and(…)`` and ``or(…)`` are keywords the grammar also accepts as
+    function names; writing them bare keeps formatted apps looking like the ones people
+    write. The parser itself decides, so the formatter cannot drift from the grammar."""
+    if not _PLAIN_NAME.match(name) or name.lower() not in KEYWORDS:
+        return False
+    from eddy.lang.parser import parse_expression
+
+    try:
+        parsed = parse_expression(f"{name}(x)")
+    except SiddhiAppError:
+        return False
+    return isinstance(parsed, FunctionCall) and parsed.name == name and parsed.namespace is None
 
 
 # ---------------------------------------------------------------------------------------------
