@@ -195,7 +195,9 @@ def main() -> None:
     parser.add_argument("--batch-rows", type=int, default=500_000)
     parser.add_argument("--cases", default="filter,window,batch")
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--sides", default="eddy,hand")
+    parser.add_argument("--sides", default="eddy,hand",
+                        help="eddy, hand, and eddy-1 (eddy without the spool's running "
+                             "clock: its window operator on one state key, as before)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per job, alternating the sides; the best run counts")
     args = parser.parse_args()
@@ -214,8 +216,8 @@ def main() -> None:
               f"(batches of {args.batch_rows:,})", flush=True)
         cols = layout.columns("TempStream")
 
-        def source() -> DataFrame:
-            return (spark.readStream.format(FORMAT).schema(layout.spark_schema())
+        def source(clock: bool = True) -> DataFrame:
+            return (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=clock))
                     .option("path", str(spool))
                     .option("maxRowsPerBatch", str(args.batch_rows)).load())
 
@@ -225,8 +227,8 @@ def main() -> None:
             measured: dict[str, Measured] = {}
             for run_no in range(args.repeat):
                 for side in args.sides.split(","):
-                    frame = compile_group(app, source(), layout) if side == "eddy" \
-                        else HAND[case](source(), cols)
+                    frame = compile_group(app, source(side == "eddy"), layout) \
+                        if side.startswith("eddy") else HAND[case](source(), cols)
                     m = run_job(spark, f"{case}-{side}-{run_no}", frame, work, args.warmup,
                                 args.events)
                     print(f"{case:7s} {side:5s} {m.rate:>12,.0f} ev/s  p50 {m.p50:,.0f} ms  "

@@ -29,6 +29,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from eddy.store.aggregation_settings import NodeSettings
+
 DEFAULT_DATA_DIR = Path("eddy-data")
 DEFAULT_PERSISTENCE_STORE = (
     "org.wso2.carbon.stream.processor.core.persistence.FileSystemPersistenceStore")
@@ -348,6 +350,8 @@ class EddySettings(_Block):
     spark: SparkSettings = SparkSettings()
     maxRequestBytes: int = Field(default=1 << 20, ge=1024)
     deploymentPollIntervalMs: int = Field(default=250, ge=10, le=5_000)
+    metricsIntervalS: float = Field(default=60, gt=0)
+    """Seconds between writes to the ``METRIC_*`` tables (WSO2's ``pollingPeriod``)."""
 
 
 class DeploymentYaml(_Block):
@@ -412,6 +416,17 @@ class WorkerConfig:
         if self.model.eddy.busUrl:
             return self.model.eddy.busUrl
         return f"sqlite:///{self.data_dir / 'bus' / 'bus.db'}"
+
+    def node_settings(self) -> NodeSettings:
+        """``siddhi.properties`` (``partitionById``, ``shardId``) and ``wso2.datasources``: what
+        the app's aggregations need from the node (exported to Spark's Python workers with
+        :func:`eddy.store.aggregation_settings.export_settings`)."""
+        properties = self.model.siddhi.properties
+        datasources = {d.name: {"jdbcUrl": d.definition.configuration.jdbcUrl,
+                                "username": d.definition.configuration.username,
+                                "password": d.definition.configuration.password}
+                       for d in self.model.datasources.dataSources}
+        return NodeSettings(properties.partitionById, properties.shardId, datasources)
 
     def spark_conf(self) -> dict[str, str]:
         """Spark settings: ``eddy.spark.conf`` plus ``spark.master``."""

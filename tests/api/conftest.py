@@ -26,12 +26,22 @@ SEED_CURL = ('curl -X POST "https://localhost:9443/siddhi-apps" -H "accept: appl
              '-H "Content-Type: text/plain" -d @TestSiddhiApp.siddhi -u admin:admin -k')
 SeedCurl = Callable[[Path], tuple[int, str]]
 
+def metrics_datasource(jdbc_url: str) -> str:
+    """A ``wso2.datasources`` block with the ``WSO2_METRICS_DB`` entry at ``jdbc_url``."""
+    return (f"wso2.datasources:\n  dataSources:\n    - name: WSO2_METRICS_DB\n"
+            f"      definition:\n        type: RDBMS\n        configuration:\n"
+            f"          jdbcUrl: {jdbc_url}\n")
+
+
 @pytest.fixture(scope="package")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
-    """A worker keeping two revisions per app and taking request bodies up to 64 KiB."""
-    process = WorkerProcess(tmp_path_factory.mktemp("api-worker"),
-                            extra_config="state.persistence:\n  revisionsToKeep: 2\n",
-                            eddy_config="  maxRequestBytes: 65536\n")
+    """A worker keeping two revisions per app, taking request bodies up to 64 KiB and
+    writing its metrics into an SQLite file (``metrics.db``) every second."""
+    home = tmp_path_factory.mktemp("api-worker")
+    process = WorkerProcess(home,
+                            extra_config="state.persistence:\n  revisionsToKeep: 2\n"
+                            + metrics_datasource(f"jdbc:sqlite:{home / 'metrics.db'}"),
+                            eddy_config="  maxRequestBytes: 65536\n  metricsIntervalS: 1\n")
     process.start()
     yield process
     assert process.stop() == 0, process.log_tail()

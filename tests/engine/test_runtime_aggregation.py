@@ -213,3 +213,62 @@ def test_a_join_reads_per_from_the_stream() -> None:
         InputEvent(3, 4, "Q", ("a", "days")), InputEvent(4, 5, "Q", ("a", "seconds"))])
     found = sorted((o.seq, o.data) for o in outputs if o.target == "R")
     assert found == [(3, (ms(2017, 6, 1), 3)), (4, (t0, 1)), (4, (t0 + 1000, 2))]
+
+
+# -- the vectorised write path ---------------------------------------------------------------------
+
+VECTOR_APP = (
+    "define stream T (sym string, venue int, price float, qty long, at string);\n"
+    "define aggregation V from T\n"
+    "select sym, venue, avg(price) as ap, sum(qty) as total, min(price) as lo, "
+    "max(qty) as hi, count() as n, distinctCount(venue) as venues\n"
+    "group by sym, venue aggregate by at every sec ... year;\n")
+
+
+def test_column_batches_give_the_rows_of_event_by_event() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    arrival = ms(2016, 12, 31, 23, 59) + np.sort(rng.integers(0, 200_000, n))
+    late = rng.random(n) < 0.05  # some events carry an older event time
+    event = arrival - np.where(late, rng.integers(1000, 90_000, n), 0)
+    stamps = np.array([datetime.fromtimestamp(t / 1000, timezone.utc)
+                       .strftime("%Y-%m-%d %H:%M:%S") for t in event], dtype=object)
+    syms = np.array(["a", "b", "c"], dtype=object)[rng.integers(0, 3, n)]
+    venues = rng.integers(0, 2, n)
+    prices = rng.random(n) * 100
+    prices[rng.random(n) < 0.02] = np.nan  # nulls are skipped by avg and min
+    qty = rng.integers(1, 50, n)
+    one_by_one = build_runtime(check(VECTOR_APP))
+    one_by_one.process([
+        InputEvent(i, int(arrival[i]), "T",
+                   (syms[i], int(venues[i]), None if prices[i] != prices[i] else
+                    float(prices[i]), int(qty[i]), stamps[i])) for i in range(n)])
+    batched = build_runtime(check(VECTOR_APP))
+    aggregation = batched.aggregations["V"]
+    assert aggregation.columns is not None
+    for start in range(0, n, 700):
+        part = slice(start, start + 700)
+        aggregation.add_columns(arrival[part], [syms[part], venues[part], prices[part],
+                                                qty[part], stamps[part]])
+        batched.restore(batched.snapshot())
+    for per in ("seconds", "minutes", "hours", "days", "months", "years"):
+        query = (f"from V within 0L, 2000000000000L per '{per}' "
+                 "select AGG_TIMESTAMP, sym, venue, ap, total, lo, hi, n, venues")
+        expected, found = rows(one_by_one, query), rows(batched, query)
+        assert len(found) == len(expected) > 1
+        for e, f in zip(expected, found):
+            assert e[:3] == f[:3] and e[4:] == f[4:], per
+            assert f[3] == (None if e[3] is None else pytest.approx(e[3], rel=1e-12)), per
+
+
+def test_filters_and_computed_arguments_keep_the_per_event_path() -> None:
+    app = ("define stream S (k string, v double);\n"
+           "define aggregation F from S[v > 0] select k, sum(v) as s group by k "
+           "aggregate every sec ... min;\n"
+           "define aggregation G from S select k, sum(v * 2) as s group by k "
+           "aggregate every sec ... min;\n")
+    runtime = build_runtime(check(app))
+    assert runtime.aggregations["F"].columns is None
+    assert runtime.aggregations["G"].columns is None

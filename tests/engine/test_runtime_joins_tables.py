@@ -9,6 +9,7 @@ once, restoring a fresh runtime from the snapshot between batches; all three mus
 from __future__ import annotations
 
 import pickle
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from eddy.engine.runtime.group import build_runtime
 from eddy.engine.runtime.model import InputEvent, OutputEvent, sort_outputs
+from eddy.engine.runtime.partition_buckets import partition_attributes
 from eddy.engine.runtime.query_builder import UnsupportedQuery
 from eddy.engine.runtime.table import InMemoryTable
 from eddy.lang import SiddhiAppError, check
@@ -230,6 +232,22 @@ def test_length_window_join_matches_a_naive_model(events: list[tuple[str, int, i
     inputs: list[Input] = [(s, 10 * (i + 1), (k, v)) for i, (s, k, v) in enumerate(events)]
     outputs, _ = run_cut(app, inputs, cuts)
     assert query(outputs, "q") == naive_join(inputs, left, right)
+
+
+def test_a_long_length_window_join_matches_the_naive_model() -> None:
+    """Long enough for the join's key index (``ProbeIndex``) to drop stale entries and to
+    rebuild itself, with the windows many times smaller than the number of keys seen."""
+    rng = random.Random(7)
+    inputs: list[Input] = [(rng.choice("AB"), 10 * (i + 1), (rng.randrange(40), i))
+                           for i in range(1500)]
+    app = (AB + "@info(name='q') from A#window.length(5) as a join "
+           "B#window.length(20) as b on a.id == b.id "
+           "select a.id, a.x, b.y insert all events into O;")
+    expected = naive_join(inputs, 5, 20)
+    assert len(expected) > 500
+    for cuts in ([], [700] * 3, [1] * 40):
+        outputs, _ = run_cut(app, inputs, cuts)
+        assert query(outputs, "q") == expected
 
 
 def naive_join(inputs: Sequence[Input], left: int, right: int) -> list[tuple[int, Row, bool]]:
@@ -467,3 +485,76 @@ def test_keys_are_created_on_their_first_event() -> None:
     runtime.process([InputEvent(0, 1, "S", ("a", 1)), InputEvent(1, 2, "S", ("b", 1))])
     state = pickle.loads(runtime.snapshot())
     assert sorted(state["partitions"][0]["instances"]) == ["a", "b"]
+
+
+def test_a_named_window_filled_and_read_inside_a_partition_is_the_apps_one_window() -> None:
+    """``TimeBatchWindowTestCase.timeWindowBatchTest9``: queries of every key insert into
+    the app's one ``timeBatch`` window, whose batches reach the partition routed by
+    ``symbol of cacheWindow`` (6 events out of 6 in, each batch when the next event moves
+    the clock past its end)."""
+    app = ("define stream S (symbol string, price float, volume int);\n"
+           "define window W (symbol string, price float, volume int) timeBatch(3 sec);\n"
+           "partition with (symbol of S, symbol of W) begin "
+           "from S select * insert into W; "
+           "@info(name='q') from W select symbol, count() as n insert into O; end;")
+    inputs: list[Input] = [("S", 0, ("IBM", 700.0, 0)), ("S", 1, ("WSO2", 60.5, 1)),
+                           ("S", 4500, ("WSO2", 60.5, 1)), ("S", 4501, ("II", 60.5, 1)),
+                           ("S", 7500, ("TT", 60.5, 1)), ("S", 7501, ("YY", 60.5, 1)),
+                           ("S", 12000, ("ZZ", 60.5, 1))]
+    outputs, _ = run(app, inputs)
+    # Each key counts its own events; the window's output carries its expired events too,
+    # so WSO2's first event leaves its count before its second arrives.
+    assert stream(outputs, "O") == [(0, ("IBM", 1)), (1, ("WSO2", 1)), (4500, ("WSO2", 1)),
+                                    (4501, ("II", 1)), (7500, ("TT", 1)), (7501, ("YY", 1))]
+
+
+def test_a_named_window_inside_a_partition_reaches_every_key_and_only_probes_a_join() -> None:
+    """A window the partition does not partition goes to every existing key, like any such
+    stream; a join inside the partition finds the window's contents but is not triggered by
+    them (the reference's partition only routes a join's ``DEFAULT`` inputs)."""
+    app = ("define stream A (k string, v int); define stream B (k string, v int);\n"
+           "define window W (k string, v int) length(3);\n"
+           "from A insert into W;\n"
+           "partition with (k of B) begin "
+           "@info(name='j') from B#window.length(1) join W on B.k == W.k "
+           "select B.k, B.v as bv, W.v as wv insert into J; "
+           "@info(name='r') from W select k, v insert into R; end;")
+    outputs, _ = run(app, [("A", 1, ("x", 1)), ("B", 2, ("x", 10)), ("A", 3, ("x", 2)),
+                           ("B", 4, ("y", 20)), ("A", 5, ("y", 3)), ("B", 6, ("y", 30))])
+    assert stream(outputs, "J") == [(2, ("x", 10, 1)), (6, ("y", 30, 3))]
+    assert stream(outputs, "R") == [(3, ("x", 2)), (5, ("y", 3)), (5, ("y", 3))]
+
+
+def test_a_join_probing_by_its_equality_keeps_nulls_and_the_rest_of_the_condition() -> None:
+    """The ``==`` conjunct narrows the candidates (``JoinSide.probe``); a null key matches
+    nothing (Siddhi's compare with null is false), so an outer join pads it, and the other
+    conjuncts still decide among the candidates, in window order."""
+    outputs, _ = run(AB + "from A#window.length(3) left outer join B#window.length(4) "
+                     "on A.id == B.id and A.x < B.y select A.id, A.x, B.y insert into O;",
+                     [("B", 1, (1, 10)), ("B", 2, (None, 10)), ("B", 3, (1, 3)),
+                      ("B", 4, (1, 20)), ("A", 5, (1, 5)), ("A", 6, (None, 1))])
+    assert stream(outputs, "O") == [(5, (1, 5, 10)), (5, (1, 5, 20)), (6, (None, 1, None))]
+
+
+def test_a_value_partition_may_be_split_over_spark_state_keys_only_when_nothing_crosses_keys(
+        ) -> None:
+    """``partition_attributes``: the partition value can be the Spark key when every runtime
+    query is in one value partition over input streams, with no global state or timers."""
+    pattern = ("partition with (k of S) begin from every e1=S -> e2=S[k == e1.k and v > e1.v] "
+               "within 1 sec select e1.v as a, e2.v as b insert into O; end;")
+    cases = {
+        pattern: {"S": "k"},
+        "partition with (k of S) begin from S#window.length(2) select k, sum(v) as s "
+        "insert into #I; from #I select k, s insert into O; end;": {"S": "k"},
+        # Not split: a timer, a range, a stream read unpartitioned, a table, a query outside.
+        "partition with (k of S) begin from S#window.time(1 sec) select k insert into O; end;":
+            None,
+        "partition with (v < 5 as 'lo' of S) begin from S select v insert into O; end;": None,
+        "partition with (k of S) begin from C select x insert into O; end;": None,
+        "define table T (k string);\n" + pattern: None,
+        pattern + "\nfrom S#window.length(2) select count() as n insert into N;": None,
+    }
+    for app, expected in cases.items():
+        analyzed = check("@app:playback\n" + P + app)
+        runtime_queries = [q.id for q in analyzed.queries]
+        assert partition_attributes(analyzed, runtime_queries, ["S", "C"]) == expected, app

@@ -81,7 +81,29 @@ def _column(batch: list[InputEvent], position: int, type_name: str) -> np.ndarra
     return np.array(raw, object)
 
 
-def _vectorised(query: str, events: list[InputEvent], cuts: list[int]) -> list[tuple[Any, ...]]:
+def _vectorised(query: str, events: list[InputEvent], cuts: list[int],
+                buckets: int = 0) -> list[tuple[Any, ...]]:
+    """The operator's outputs; with ``buckets``, run once per hash bucket of the group key
+    on that bucket's rows only, each row carrying the stream's running clock (as the split
+    Spark operator does)."""
+    if buckets:
+        clock = np.maximum.accumulate(np.array([e.ts for e in events], np.int64))
+        analyzed = check(HEADER + query)
+        spec = plan_window_aggregate(analyzed, analyzed.queries, input_layout(analyzed)).spec
+        position = [int(c.split("_")[1]) for c in spec.group_columns]
+        bucket_of = [hash(tuple(e.data[p] for p in position)) % buckets for e in events]
+        results = []
+        for b in range(buckets):
+            mine = [i for i, x in enumerate(bucket_of) if x == b]
+            mine_cuts = sorted({int(np.searchsorted(mine, c)) for c in cuts} - {0, len(mine)})
+            results += _vectorised_one(query, [events[i] for i in mine], mine_cuts,
+                                   clocks=[int(clock[i]) for i in mine])
+        return sorted(results)
+    return _vectorised_one(query, events, cuts)
+
+
+def _vectorised_one(query: str, events: list[InputEvent], cuts: list[int],
+                    clocks: list[int] | None = None) -> list[tuple[Any, ...]]:
     analyzed = check(HEADER + query)
     layout = input_layout(analyzed)
     plan = plan_window_aggregate(analyzed, analyzed.queries, layout)
@@ -103,10 +125,11 @@ def _vectorised(query: str, events: list[InputEvent], cuts: list[int]) -> list[t
                           axis=1) if spec.argument_columns else np.empty((len(batch), 0))
         selected = {o.column: column(o.column) for o in spec.outputs
                     if o.kind == "var" and o.column}
-        emitted = module.process(
-            state, spec, np.array([e.ts for e in batch], np.int64),
-            np.array([_passes(query, e.data) for e in batch], bool),
-            [column(c) for c in spec.group_columns], values, selected)
+        args = (state, spec, np.array([e.ts for e in batch], np.int64),
+                np.array([_passes(query, e.data) for e in batch], bool),
+                [column(c) for c in spec.group_columns], values, selected)
+        emitted = module.process(*args) if clocks is None else \
+            sliding_time.process(*args, clock=np.array(clocks[lo:hi], np.int64))
         columns = output_columns(spec, emitted)
         for j, row in enumerate(emitted.rows):
             data = []
@@ -143,6 +166,23 @@ def test_same_outputs_as_the_runtime(query: str, seed: int) -> None:
     expected = sorted((o.seq, o.order, o.ts, _exact(o.data))
                       for o in run_in_batches(analyzed, events))
     assert _vectorised(query, events, cuts) == expected
+
+
+SPLIT = [q for q in QUERIES if "time(" in q and "[" not in q.split("#")[0] and "group by" in q]
+
+
+@pytest.mark.parametrize("query", SPLIT)
+@pytest.mark.parametrize("seed", range(6))
+def test_split_by_key_with_the_streams_clock(query: str, seed: int) -> None:
+    """Each hash bucket alone, given the stream's running clock, emits exactly the
+    runtime's outputs for its groups, however late the timestamps."""
+    rng = random.Random(seed * 7919 + SPLIT.index(query))
+    events = _events(rng, rng.choice([40, 300, 1500]))
+    cuts = sorted(rng.sample(range(1, len(events)), rng.randint(0, min(12, len(events) - 1))))
+    analyzed = check(HEADER + query)
+    expected = sorted((o.seq, o.order, o.ts, _exact(o.data))
+                      for o in run_in_batches(analyzed, events))
+    assert _vectorised(query, events, cuts, buckets=rng.choice([2, 3, 5])) == expected
 
 
 @pytest.mark.parametrize("query", [
@@ -189,3 +229,42 @@ def test_through_spark_as_the_runtime(query: str, batch_size: int, spark: object
     # what the runtime's outputs look like after the writer: non-finite doubles as text
     assert [(e["timestamp"], _exact(e["data"])) for e in result.streams["O"]] == \
         [(e["timestamp"], _exact(decode_data(encode_data(e["data"])))) for e in expected["O"]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_spool_supplies_each_streams_running_clock(seed: int, tmp_path: Any) -> None:
+    """Whatever range a task reads — across chunks, record batches and micro-batches — each
+    row's ``_clock`` is the largest ``_ts`` of its stream's rows up to it."""
+    import pyarrow as pa
+
+    from eddy.engine.layout import CLOCK, InputLayout
+    from eddy.engine.spool_source import SpoolStreamReader, _Range, append_chunk
+
+    rng = np.random.default_rng(seed)
+    layout = InputLayout.of({"A": (), "B": ()})
+    total, seq = 0, 0
+    streams: list[str] = []
+    stamps: list[int] = []
+    for _ in range(4):  # chunks of several record batches
+        batches = []
+        for _ in range(int(rng.integers(1, 4))):
+            n = int(rng.integers(1, 40))
+            names = rng.choice(["A", "B"], n).tolist()
+            ts = rng.integers(0, 1000, n).tolist()
+            table = layout.to_arrow([(seq + i, t, s, []) for i, (t, s) in
+                                     enumerate(zip(ts, names))])
+            batches += table.to_batches()
+            streams += names
+            stamps += ts
+            seq += n
+        append_chunk(tmp_path, pa.Table.from_batches(batches))
+    total = seq
+    expected = np.empty(total, np.int64)
+    for name in ("A", "B"):
+        rows = np.flatnonzero(np.array(streams) == name)
+        expected[rows] = np.maximum.accumulate(np.array(stamps)[rows])
+    reader = SpoolStreamReader(str(tmp_path), 0, 2, clock=True)
+    for _ in range(10):
+        lo, hi = sorted(int(x) for x in rng.integers(0, total + 1, 2))
+        got = [b.column(CLOCK).to_pylist() for b in reader.read(_Range(lo, hi))]
+        assert sum(got, []) == expected[lo:hi].tolist()

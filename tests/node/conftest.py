@@ -1,7 +1,7 @@
 """Fixtures of the node tests: one real ``eddy worker`` process per test module.
 
-A module sets ``WORKER_CONFIG`` (deployment.yaml blocks added to the test defaults) to
-configure its worker.
+A module sets ``WORKER_CONFIG`` (deployment.yaml blocks added to the test defaults) and
+``WORKER_EDDY_CONFIG`` (lines added to the ``eddy:`` block) to configure its worker.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ def worker(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
     """The module's worker, started; stopped cleanly (exit status 0) at the end."""
     extra = getattr(request.module, "WORKER_CONFIG", "")
-    process = WorkerProcess(tmp_path_factory.mktemp("worker"), extra_config=extra)
+    eddy = getattr(request.module, "WORKER_EDDY_CONFIG", "")
+    process = WorkerProcess(tmp_path_factory.mktemp("worker"), extra_config=extra,
+                            eddy_config=eddy)
     process.start()
     yield process
     if process.process is not None and process.process.poll() is None:

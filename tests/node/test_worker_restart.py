@@ -1,9 +1,13 @@
 """A worker killed with SIGKILL comes back with every app, resumes each from its checkpoint,
-and its outputs equal those of an uninterrupted run; periodic revisions are taken meanwhile."""
+and its outputs equal those of an uninterrupted run; periodic revisions are taken meanwhile,
+and the metrics reach the ``METRIC_*`` tables of a MariaDB ``WSO2_METRICS_DB``."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
+
+import sqlalchemy
 
 from worker_process import WorkerProcess, wait_for
 
@@ -11,7 +15,18 @@ WORKER_CONFIG = """state.persistence:
   enabled: true
   intervalInMin: 0.08
   revisionsToKeep: 2
+wso2.datasources:
+  dataSources:
+    - name: WSO2_METRICS_DB
+      definition:
+        type: RDBMS
+        configuration:
+          jdbcUrl: jdbc:mysql://127.0.0.1:3306/test
+          username: root
 """
+WORKER_EDDY_CONFIG = "  metricsIntervalS: 1\n"
+MARIADB = "mysql+pymysql://root@127.0.0.1:3306/test"
+STARTED_MS = int(time.time() * 1000)
 FILTER = """@App:name('Filter')
 define stream Trades (symbol string, price double);
 from Trades[price > 10.0]
@@ -82,3 +97,29 @@ def test_sigkill_and_restart_resume_every_app_exactly(worker: WorkerProcess) -> 
     passed, totals = _expected(batches)
     assert worker.wait_outputs("Filter.Expensive", len(passed)) == passed
     assert worker.wait_outputs("Window.Totals", len(totals)) == totals
+
+
+def test_metrics_reach_the_mariadb_metric_tables(worker: WorkerProcess) -> None:
+    """Runs after the restart: the reporter of the restarted worker writes too."""
+    engine = sqlalchemy.create_engine(MARIADB)
+    name = "org.wso2.siddhi.SiddhiApps.Window.Siddhi.Queries.{}.throughput"
+
+    def written() -> Any:
+        with engine.connect() as connection:
+            return connection.execute(sqlalchemy.text(
+                "SELECT NAME, COUNT, M1_RATE, RATE_UNIT FROM METRIC_METER WHERE SOURCE = "
+                "'test-worker' AND TIMESTAMP >= :t AND NAME LIKE :n AND NAME NOT LIKE "
+                "'%.output.throughput' AND COUNT >= 25 ORDER BY ID DESC LIMIT 1"),
+                {"t": STARTED_MS, "n": name.format("%")}).fetchone()
+
+    try:  # 25 events reached the Window app's query, over both of the worker's lives
+        row = wait_for(written, 60, "a meter row in MariaDB")
+        assert row.COUNT == 25 and row.M1_RATE >= 0 and row.RATE_UNIT == "second"
+        with engine.connect() as connection:
+            gauges = connection.execute(sqlalchemy.text(
+                "SELECT COUNT(*) FROM METRIC_GAUGE WHERE SOURCE = 'test-worker' AND "
+                "TIMESTAMP >= :t AND NAME = 'jvm.os.cpu.load.process'"),
+                {"t": STARTED_MS}).scalar_one()
+        assert gauges >= 1
+    finally:
+        engine.dispose()

@@ -112,26 +112,32 @@ class WorkerProcess:
             cafile=str(self.data / "security" / "eddy-worker.crt"))
         return httpx.Client(base_url=self.base_url, auth=auth, verify=context, timeout=60)
 
-    def status(self, app: str) -> dict[str, Any]:
-        with self.client() as client:
-            response = client.get(f"/siddhi-apps/{app}/status")
+    def status(self, app: str, client: httpx.Client | None = None) -> dict[str, Any]:
+        """The app's status body, ``{"status": "absent"}`` when it is not deployed."""
+        if client is None:
+            with self.client() as own:
+                return self.status(app, own)
+        response = client.get(f"/siddhi-apps/{app}/status")
         if response.status_code == 404:
             return {"status": "absent"}
         body: dict[str, Any] = response.json()
         return body
 
     def wait_status(self, app: str, status: str, timeout: float = SPARK_START_S) -> dict[str, Any]:
+        """Polls the app's status on one kept-alive connection: a TLS handshake per poll
+        would cost the worker CPU that, on a loaded 2-core machine, Spark is waiting for."""
         last: dict[str, Any] = {}
+        with self.client() as client:
+            def reached() -> bool:
+                nonlocal last
+                last = self.status(app, client)
+                return bool(last["status"] == status)
 
-        def reached() -> bool:
-            nonlocal last
-            last = self.status(app)
-            return bool(last["status"] == status)
-
-        try:
-            wait_for(reached, timeout, f"{app} to be {status}", interval=0.1)
-        except AssertionError:
-            raise AssertionError(f"{app} is {last}, not {status}:\n{self.log_tail()}") from None
+            try:
+                wait_for(reached, timeout, f"{app} to be {status}", interval=0.1)
+            except AssertionError:
+                raise AssertionError(f"{app} is {last}, not {status}:\n"
+                                     f"{self.log_tail()}") from None
         return last
 
     def kill(self) -> None:

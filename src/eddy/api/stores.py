@@ -2,8 +2,11 @@
 aggregations (digest §5.2).
 
 The query is checked against the app first, so a faulty query is a 400 with its line and
-column (WSO2 SP answers 500 for those). Running it is the engine's part: until the engine
-answers on-demand queries on a running app, a valid query gets 500 "Cannot query: …".
+column (WSO2 SP answers 500 for those); a query that fails while it runs (a bad ``within``
+value) is a 400 with the engine's message. A valid query runs against the app's live state
+at its place in the app's input (``GroupRunner.store_query``): a find answers
+``{"records": [[…], …]}``, a mutation ``{"records": []}``; ``"details": true`` adds each
+column's name and type.
 """
 
 from __future__ import annotations
@@ -41,14 +44,28 @@ def router(worker: Worker) -> APIRouter:
         from eddy.lang.on_demand import check_on_demand
 
         try:
-            check_on_demand(view.analyzed, request.query)
+            analysis = check_on_demand(view.analyzed, request.query)
+            records = worker.registry.store_query(request.appName, request.query)
         except SiddhiAppError as error:
             return bodies.store_error(400, f"Cannot query: {error.message}",
                                       line=error.line, column=error.column)
-        try:
-            records = worker.registry.store_query(request.appName, request.query)
         except Exception as error:
+            if _failed_while_running(error):
+                return bodies.store_error(400, f"Cannot query: {error}")
             return bodies.store_error(500, f"Cannot query: {error}")
-        return {"records": records}
+        body: dict[str, Any] = {"records": records}
+        if request.details:
+            body["details"] = [{"name": a.name, "dataType": a.type.value}
+                               for a in analysis.outputs[:analysis.visible]]
+        return body
 
     return api
+
+
+def _failed_while_running(error: Exception) -> bool:
+    """Whether the engine ran the query and the query itself failed (the caller's fault)."""
+    try:
+        from eddy.engine.store_requests import StoreQueryFailed
+    except ImportError:  # no engine, so nothing ran
+        return False
+    return isinstance(error, StoreQueryFailed)

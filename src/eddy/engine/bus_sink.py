@@ -33,14 +33,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from eddy.bus import Bus
 from eddy.bus import TS as BUS_TS
+from eddy.engine.layout import STORE_STREAM
+from eddy.engine.store_requests import StoreAnswer, answers
 from eddy.lang.ast import Attribute, AttrType
 
 OutputCallback = Callable[[int, Mapping[str, pa.Table]], None]
 """Called with the batch id and, per output stream with events, what was appended."""
+AnswersCallback = Callable[[list[StoreAnswer]], None]
+"""Called with the answers to on-demand queries a batch ran (see :mod:`.store_requests`)."""
 
 _ARROW: dict[AttrType, pa.DataType] = {
     AttrType.INT: pa.int32(), AttrType.LONG: pa.int64(), AttrType.FLOAT: pa.float32(),
@@ -60,24 +65,36 @@ class OutputStream:
 
 @dataclass
 class SinkStats:
-    """What the sink wrote so far (driver-side counters, reset by a restart)."""
+    """What the sink wrote so far (driver-side counters; at-least-once: a batch replayed
+    after a restart is counted again).
+
+    ``events`` counts per output stream what reached its topic; ``query_events`` counts per
+    query id every row the query emitted (into a stream, a table, a window), the figure of
+    the query's events-out metric; ``failed_queries`` counts on-demand queries that failed
+    while running.
+    """
 
     batches: int = 0
     last_batch_id: int | None = None
     events: dict[str, int] = field(default_factory=dict)
+    query_events: dict[str, int] = field(default_factory=dict)
+    failed_queries: int = 0
 
 
 class BusSink:
     """A ``foreachBatch`` function appending a group's stream outputs to their topics.
 
     ``queries`` maps the id of every query that inserts into a stream to that stream; rows
-    of other queries (tables, windows, on-demand queries) are not the bus's business.
+    of other queries (tables, windows) are not the bus's business, and the answers to
+    on-demand queries go to ``on_answers``. Every query's rows are counted
+    (:attr:`SinkStats.query_events`).
     Call :meth:`bind` with the started query's id before (or while) the first batch runs.
     """
 
     def __init__(self, bus: Bus, outputs: Sequence[OutputStream], queries: Mapping[str, str],
                  producer_prefix: str, *, on_output: OutputCallback | None = None,
-                 bind_timeout_s: float = 60.0) -> None:
+                 on_answers: AnswersCallback | None = None,
+                 stats: SinkStats | None = None, bind_timeout_s: float = 60.0) -> None:
         self.bus = bus
         self.outputs = {o.stream: o for o in outputs}
         unknown = sorted(set(queries.values()) - set(self.outputs))
@@ -86,7 +103,8 @@ class BusSink:
         self.queries = dict(queries)
         self.producer_prefix = producer_prefix
         self.on_output = on_output
-        self.stats = SinkStats()
+        self.on_answers = on_answers
+        self.stats = stats if stats is not None else SinkStats()
         self._producer: str | None = None
         self._bound = threading.Event()
         self._bind_timeout_s = bind_timeout_s
@@ -107,16 +125,32 @@ class BusSink:
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
         """Writes one micro-batch (all of it: a stateful batch must be consumed whole)."""
-        tables = self.tables(frame.toArrow())
+        rows = frame.toArrow()
+        tables = self.tables(rows)
         producer = self.producer
         for stream in sorted(tables):
             self.bus.append(self.outputs[stream].topic, tables[stream], producer=producer,
                             batch_id=batch_id)
             self.stats.events[stream] = self.stats.events.get(stream, 0) + tables[stream].num_rows
+        self._count_queries(rows)
         self.stats.batches += 1
         self.stats.last_batch_id = batch_id
         if self.on_output is not None:
             self.on_output(batch_id, tables)
+        if self.on_answers is not None and rows.num_rows:
+            found = answers(rows)
+            if found:
+                self.stats.failed_queries += sum(a.error is not None for a in found)
+                self.on_answers(found)
+
+    def _count_queries(self, rows: pa.Table) -> None:
+        if not rows.num_rows:
+            return
+        counts: Any = pc.value_counts(rows.column("_query"))
+        for query, count in zip(counts.field("values").to_pylist(),
+                                counts.field("counts").to_pylist(), strict=True):
+            if query is not None and query != STORE_STREAM:
+                self.stats.query_events[query] = self.stats.query_events.get(query, 0) + count
 
     def tables(self, rows: pa.Table) -> dict[str, pa.Table]:
         """Output rows (OUTPUT_SCHEMA) as one table per stream: ``_ts`` and the typed

@@ -62,10 +62,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from eddy.engine.live import run_app
+    from eddy.engine.live import run_app, run_connected
 
     app_text = Path(args.app).read_text(encoding="utf-8")
     try:
+        if args.input is None:
+            return run_connected(app_text, args.app, bus_url=args.bus,
+                                 data_dir=Path(args.data_dir) if args.data_dir else None)
         return run_app(app_text, args.app, args.input, follow=args.follow)
     except SiddhiAppError as error:
         print(error.with_source(app_text, args.app).render(), file=sys.stderr)
@@ -83,10 +86,22 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="cut the input into micro-batches of N events (default: all)")
     replay.set_defaults(func=cmd_replay)
 
-    run = commands.add_parser("run", help="run an app continuously on local Spark")
+    run = commands.add_parser(
+        "run", help="run an app continuously on local Spark",
+        description="Without --input the app runs with its own @source and @sink "
+                    "annotations until Ctrl-C, its bus, checkpoint and positions under "
+                    "--data-dir (started again, it resumes exactly). With --input it is fed "
+                    "JSON lines and its outputs are printed.")
     run.add_argument("app", metavar="APP.siddhi")
-    run.add_argument("--input", default="-", metavar="FILE",
-                     help="JSON-lines events to send (default: stdin)")
+    run.add_argument("--input", default=None, metavar="FILE",
+                     help="JSON-lines events to send instead of the app's sources (- for "
+                          "stdin)")
     run.add_argument("--follow", action="store_true",
-                     help="keep running after the input ends (Ctrl-C stops)")
+                     help="with --input: keep running after the input ends (Ctrl-C stops)")
+    run.add_argument("--data-dir", default=None, metavar="DIR",
+                     help="without --input: where the bus, checkpoint and positions live "
+                          "(default eddy-data/run/<app>)")
+    run.add_argument("--bus", default=None, metavar="URL",
+                     help="without --input: the bus (default: SQLite under --data-dir; "
+                          "nats://127.0.0.1:4222 for NATS JetStream)")
     run.set_defaults(func=cmd_run)

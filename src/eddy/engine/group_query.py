@@ -13,19 +13,38 @@ sees its own rows, so its clock — the largest timestamp *it* saw — falls beh
 whenever timestamps go back, expiring a time window too late; a batch window's flush would
 be attributed to the bucket's next event instead of the group's, and the position of a
 group in a flushed batch (part of ``_order``) depends on the other buckets' groups. The
-vectorised operator gets the throughput without giving up either.
+vectorised operator gets the throughput without giving up either; a ``#window.time``
+aggregation with ``group by`` and no filter is even split into hash buckets when the source
+brings each row's stream clock (:data:`~eddy.engine.layout.CLOCK`, from the spool), which
+makes the bucket's clock the group's (:mod:`eddy.engine.window_aggregates.sliding_time`).
+
+Live mode's heartbeat rows (:data:`~eddy.engine.layout.TICK_STREAM`) reach the runtime and
+the batch-window operator, so timers fire on the wall clock without new events.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TS, InputLayout
+from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TICK_STREAM, TS, \
+    InputLayout
 from eddy.engine.native import compile_native, plan_native
 from eddy.engine.operator import make_step
+from eddy.engine.runtime.partition_buckets import BUCKETS, partition_attributes
+from eddy.engine.runtime.table import build_tables
+from eddy.engine.runtime.aggregation.batch_step import (
+    aggregations_only,
+    make_aggregation_step,
+)
 from eddy.engine.window_aggregates import compile_window_aggregate, plan_window_aggregate
 from eddy.lang import check
+from eddy.store.aggregation_settings import worker_environment
+
+if TYPE_CHECKING:
+    from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
 STATE_SCHEMA = "state binary"
 
@@ -38,6 +57,10 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     streaming query runs natively.
     """
     analyzed = check(app_text)
+    build_tables(analyzed)  # a bad @store is an app error here, not in a Spark task
+    # Shard id and datasources reach the Python workers that run aggregations (checked here,
+    # in the driver, so a missing shardId fails the deployment, not a micro-batch).
+    worker_environment(analyzed, source.sparkSession.sparkContext.environment)
     native = plan_native(analyzed, layout)
     rest = [q for q in analyzed.queries if q.id not in native.ids]
     outputs = compile_native(analyzed, native, source, layout)
@@ -47,10 +70,11 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
     elif rest or (on_demand and _has_state(analyzed)) or outputs is None:
         streams = {n for q in rest for n in q.inputs} | _aggregation_inputs(analyzed) | \
-            {STORE_STREAM}
-        step = make_step(app_text, [q.id for q in rest], layout)
+            {STORE_STREAM, TICK_STREAM}
+        step = (make_aggregation_step(app_text, layout) if aggregations_only(analyzed, rest)
+                else make_step(app_text, [q.id for q in rest], layout))
         stateful = (_runtime_input(source, layout, streams)
-                    .withColumn("_key", F.lit(0)).groupBy("_key")
+                    .withColumn("_key", _state_key(analyzed, rest, layout)).groupBy("_key")
                     .applyInPandasWithState(step, outputStructType=OUTPUT_SCHEMA,
                                             stateStructType=STATE_SCHEMA,
                                             outputMode="append", timeoutConf="NoTimeout"))
@@ -58,10 +82,26 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     return outputs
 
 
+def _state_key(analyzed: AnalyzedApp, rest: list[QueryInfo], layout: InputLayout) -> Column:
+    """The runtime's state key: one, or a bucket of the partition value when the runtime's
+    queries may run split by it (:mod:`eddy.engine.runtime.partition_buckets`), so that
+    the work spreads over the cores."""
+    attributes = partition_attributes(analyzed, [q.id for q in rest],
+                                      [name for name, _ in layout.streams])
+    if attributes is None:
+        return F.lit(0)
+    values = []
+    for stream, attribute in attributes.items():
+        names = [a.name for a in layout.attributes(stream)]
+        values.append(F.col(layout.columns(stream)[names.index(attribute)]).cast("string"))
+    return F.pmod(F.hash(F.coalesce(*values)), F.lit(BUCKETS))
+
+
 def _runtime_input(source: DataFrame, layout: InputLayout, streams: set[str]) -> DataFrame:
     """The rows the runtime needs, narrowed to what it reads: every column crosses into
     Python, and a string ``_stream`` costs a Python string per row, so the stream travels
-    as its position in the layout (what :func:`~eddy.engine.operator.to_events` expects)."""
+    as its position in the layout (what :func:`~eddy.engine.operator.to_events` expects;
+    a heartbeat, in no layout, becomes -1)."""
     names = [name for name, _ in layout.streams]
     code = F.array_position(F.array(*(F.lit(n) for n in names)), F.col(STREAM)) - 1
     columns = [c for name in names if name in streams for c in layout.columns(name)]

@@ -10,7 +10,12 @@ trigger and a checkpoint under ``checkpoint_dir``.
 A runner stopped (or crashed) and started again on the same checkpoint resumes exactly:
 Spark replays a batch it had not committed with the same offsets, the source gives its
 events the same ``_seq``, the state store gives back the state before the batch, and the
-bus drops the outputs of the batch that were already appended.
+bus drops the outputs of the batch that were already appended. A copy of an earlier
+checkpoint (a revision) becomes the live one through :meth:`GroupRunner.prepare_restore`.
+
+A group with tables, named windows or aggregations also reads a store-query topic, through
+which :meth:`GroupRunner.store_query` runs on-demand queries against its live state
+(:mod:`eddy.engine.store_requests`).
 
 Which streams are topics: an *input* is a defined stream that no query of the group
 inserts into (events reach it from outside: a source, another group); an *output* is every
@@ -23,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +38,21 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from eddy.bus import Bus, TopicSpec, open_bus
-from eddy.engine.bus_sink import BusSink, OutputCallback, OutputStream
+from eddy.engine.bus_sink import BusSink, OutputCallback, OutputStream, SinkStats
 from eddy.engine.bus_source import GroupInput, Offsets, read_group_input
+from eddy.engine.group_metrics import GroupMetrics
 from eddy.engine.group_query import compile_group
-from eddy.engine.layout import input_layout
+from eddy.engine.layout import STORE_STREAM, input_layout
 from eddy.engine.session import get_spark
+from eddy.engine.store_requests import Records, StoreRequests
 from eddy.lang import AnalyzedApp, check
+from eddy.lang.on_demand import check_on_demand
 
 _POLL_S = 0.05
+STORE_QUERY_TIMEOUT_S = 60.0
+# The sink's counters per checkpoint, so a group's figures grow across the restarts of its
+# query in this process (a backup or restore restarts it) instead of falling back to zero.
+_stats: dict[Path, SinkStats] = {}
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,8 @@ class GroupTopics:
     inputs: tuple[str, ...]
     outputs: tuple[OutputStream, ...]
     queries: dict[str, str] = field(hash=False)  # query id → output stream
+    store: str | None = None
+    """The topic of on-demand queries, when the group has stores to query."""
 
     @classmethod
     def of(cls, analyzed: AnalyzedApp, *, prefix: str = "") -> GroupTopics:
@@ -60,7 +75,9 @@ class GroupTopics:
                        if info.kind == "stream" and not info.implicit and name not in targets)
         outputs = tuple(OutputStream(name, prefix + name, analyzed.streams[name].attributes)
                         for name in analyzed.streams if name in targets)
-        return cls(inputs, outputs, queries)
+        stores = any(info.kind in ("table", "window", "aggregation")
+                     for info in analyzed.streams.values())
+        return cls(inputs, outputs, queries, prefix + STORE_STREAM if stores else None)
 
 
 @dataclass(frozen=True)
@@ -73,7 +90,12 @@ class RunnerStatus:
     input_offsets: Offsets | None
     """End offsets (per input topic and partition) of the last completed micro-batch."""
     events_out: dict[str, int]
-    """Events appended per output stream since this runner started."""
+    """Events appended per output stream since a runner first started on this checkpoint
+    in this process."""
+    query_events: dict[str, int] = field(default_factory=dict)
+    """Rows each query emitted (into streams, tables, …), counted as ``events_out``."""
+    failed_queries: int = 0
+    """On-demand queries that failed while running, counted as ``events_out``."""
     busy: bool = False
     """Whether a micro-batch with new data is being run right now."""
     error: str | None = None
@@ -108,6 +130,10 @@ class GroupRunner:
         self._bus: Bus | None = None
         self._query: StreamingQuery | None = None
         self._sink: BusSink | None = None
+        self._requests = StoreRequests()
+        self._layout = input_layout(self.analyzed)
+        self._metrics = GroupMetrics(self.analyzed,
+                                     {s: topic_prefix + s for s in self.topics.inputs})
 
     @property
     def name(self) -> str:
@@ -139,6 +165,9 @@ class GroupRunner:
         for output in self.topics.outputs:
             bus.create_topic(TopicSpec(output.topic, output.attributes,
                                        partitions=self.topic_partitions))
+        if self.topics.store is not None:  # one partition: queries run in the order sent
+            bus.create_topic(TopicSpec(self.topics.store,
+                                       self._layout.attributes(STORE_STREAM)))
 
     def start(self) -> None:
         """Creates the topics and starts the streaming query (resuming its checkpoint)."""
@@ -148,13 +177,18 @@ class GroupRunner:
         self._bus = self._bus or open_bus(self.bus_url)
         self.create_topics(self._bus)
         spark = self._spark or get_spark()
-        layout = input_layout(self.analyzed)
-        inputs = GroupInput(layout, tuple((s, self.input_topic(s)) for s in self.topics.inputs))
+        layout = self._layout
+        topics = [(s, self.input_topic(s)) for s in self.topics.inputs]
+        if self.topics.store is not None:
+            topics.append((STORE_STREAM, self.topics.store))
+        inputs = GroupInput(layout, tuple(topics))
         source = read_group_input(spark, self.bus_url, inputs, self.name,
                                   max_rows_per_batch=self.max_rows_per_batch)
         outputs = compile_group(self.app_text, source, layout)
         self._sink = BusSink(self._bus, self.topics.outputs, self.topics.queries, self.name,
-                             on_output=self.on_output)
+                             on_output=self.on_output, on_answers=self._requests.resolve,
+                             stats=_stats.setdefault(self.checkpoint_dir.resolve(),
+                                                     SinkStats()))
         self._query = (outputs.writeStream.foreachBatch(self._sink)
                        .trigger(processingTime=self.trigger_interval)
                        .option("checkpointLocation", str(self.checkpoint_dir / "spark"))
@@ -185,6 +219,42 @@ class GroupRunner:
         if self._bus is not None:
             self._bus.close()
             self._bus = None
+
+    @staticmethod
+    def prepare_restore(checkpoint_dir: str | Path) -> None:
+        """Readies a copy of an earlier checkpoint of a group (a revision) to become its live
+        checkpoint, before the runner starts on it.
+
+        The bus sink deduplicates outputs by (Spark query id, batch id). After a restore,
+        Spark plans new batches from the revision's offsets with batch ids the abandoned run
+        already used, for other events; under the old id the bus would drop their outputs
+        as duplicates. So the restored checkpoint gets a new query id: Spark keeps it in
+        ``spark/metadata`` (JSON with ``id``), which exists whenever the offset log does.
+        """
+        path = Path(checkpoint_dir) / "spark" / "metadata"
+        if path.is_file():
+            metadata = json.loads(path.read_text(encoding="utf-8"))
+            metadata["id"] = str(uuid.uuid4())
+            path.write_text(json.dumps(metadata), encoding="utf-8")
+
+    # -- on-demand queries ---------------------------------------------------------------
+
+    def store_query(self, text: str, timeout: float = STORE_QUERY_TIMEOUT_S) -> Records:
+        """Runs an on-demand query against the group's live state; returns its records.
+
+        Raises :class:`~eddy.lang.errors.SiddhiAppError` (positions in ``text``) for a faulty
+        query, :class:`~eddy.engine.store_requests.StoreQueryFailed` when it fails while
+        running, TimeoutError without an answer in ``timeout`` s, RuntimeError when the
+        group is not running.
+        """
+        check_on_demand(self.analyzed, text)
+        if self._query is None or self._bus is None:
+            raise RuntimeError(f"group {self.name} is not running")
+        self._raise_if_failed()
+        if self.topics.store is None:  # check_on_demand finds no store to query first
+            raise RuntimeError(f"group {self.name} has no tables, windows or aggregations")
+        return self._requests.ask(self._bus, self.topics.store, text, timeout,
+                                  self._raise_if_failed)
 
     def __enter__(self) -> GroupRunner:
         self.start()
@@ -246,9 +316,33 @@ class GroupRunner:
         return RunnerStatus(
             state, str(query.id), sink.stats.last_batch_id if sink else None,
             self._completed_offsets(), dict(sink.stats.events) if sink else {},
+            dict(sink.stats.query_events) if sink else {},
+            sink.stats.failed_queries if sink else 0,
             busy=bool(query.isActive and query.status["isTriggerActive"]
                       and query.status["isDataAvailable"]),
             error=None if error is None else str(error))
+
+    def metrics(self) -> dict[str, float]:
+        """The group's figures now, per app and per query (:mod:`.group_metrics`)."""
+        status = self.status()
+        progress: list[Any] = list(self._query.recentProgress) if self._query is not None \
+            else []
+        offsets = status.input_offsets or self._committed_offsets()
+        return self._metrics.read(offsets, status.events_out, status.query_events, progress,
+                                  status.failed_queries)
+
+    def _committed_offsets(self) -> Offsets | None:
+        """The group's positions on its input topics as last committed on the bus (what a
+        restarted query resumes from, until its first batch completes)."""
+        bus = self._bus
+        if bus is None:
+            return None
+        offsets: Offsets = {}
+        for stream in self.topics.inputs:
+            topic = self.input_topic(stream)
+            offsets[topic] = [bus.committed(self.name, topic, p) or 0
+                              for p in range(len(bus.end_offsets(topic)))]
+        return offsets
 
 
 def output_events(bus: Bus, topic: str) -> list[dict[str, Any]]:

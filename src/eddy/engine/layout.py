@@ -40,6 +40,15 @@ if TYPE_CHECKING:
 SEQ, TS, STREAM = "_seq", "_ts", "_stream"
 STORE_STREAM = "__store_query__"
 """Pseudo-stream carrying on-demand queries, so they run at their place in the input."""
+TICK_STREAM = "__tick__"
+"""Pseudo-stream of live mode's wall-clock heartbeat: a row with the time and no attributes
+(every attribute column null), appended to the input while it is idle, so that timers (time
+windows, ``output every <time>``, ``not … for``, ``within``) fire without new events. It is
+input like any other, so a batch replayed from a checkpoint fires the same timers again."""
+CLOCK = "_clock"
+"""Optional input column: the largest ``_ts`` of the rows of the same stream up to this one
+(in ``_seq`` order). A source that knows the whole order (the spool) supplies it, so an
+operator keyed by hash buckets still sees the clock of the stream, not of its bucket."""
 
 _SPARK_TYPES: dict[AttrType, DataType] = {
     AttrType.INT: IntegerType(), AttrType.LONG: LongType(), AttrType.FLOAT: FloatType(),
@@ -85,11 +94,14 @@ class InputLayout:
     def attributes(self, stream: str) -> tuple[Attribute, ...]:
         return dict(self.streams)[stream]
 
-    def spark_schema(self) -> StructType:
+    def spark_schema(self, *, clock: bool = False) -> StructType:
+        """The input rows' schema; ``clock`` adds :data:`CLOCK` (for sources that supply it)."""
         fields = [StructField(SEQ, LongType(), False), StructField(TS, LongType(), False),
                   StructField(STREAM, StringType(), False)]
         for i, (_, attrs) in enumerate(self.streams):
             fields += [StructField(f"s{i}_{j}", spark_type(a.type)) for j, a in enumerate(attrs)]
+        if clock:
+            fields.append(StructField(CLOCK, LongType(), False))
         return StructType(fields)
 
     def arrow_schema(self) -> pa.Schema:
@@ -112,6 +124,15 @@ class InputLayout:
             for j, value in enumerate(data):
                 columns[f"s{i}_{j}"][row] = _coerce(value, attrs[j].type)
         return pa.table(columns, schema=self.arrow_schema())
+
+    def tick_rows(self, ticks: Sequence[tuple[int, int]]) -> pa.Table:
+        """``(seq, ts)`` heartbeats (:data:`TICK_STREAM`) as an Arrow table of this layout."""
+        schema = self.arrow_schema()
+        columns: dict[str, Any] = {f.name: pa.nulls(len(ticks), f.type) for f in schema}
+        columns[SEQ] = pa.array([seq for seq, _ in ticks], pa.int64())
+        columns[TS] = pa.array([ts for _, ts in ticks], pa.int64())
+        columns[STREAM] = pa.array([TICK_STREAM] * len(ticks), pa.string())
+        return pa.table(columns, schema=schema)
 
 
 def _coerce(value: Any, attr_type: AttrType) -> Any:

@@ -8,7 +8,9 @@ and out per second. Ctrl-C stops the query cleanly.
 
 from __future__ import annotations
 
+import bisect
 import json
+import select
 import sys
 import tempfile
 import threading
@@ -35,9 +37,12 @@ class _Feeder:
     def __init__(self, layout: InputLayout, spool: Path, playback: bool, err: Console) -> None:
         self.layout, self.spool, self.playback, self.err = layout, spool, playback, err
         self.streams = [name for name, _ in layout.streams if not name.startswith("__")]
-        self.sent = 0
+        self.sent = 0  # rows spooled, heartbeats included
+        self.ticks: list[int] = []  # the heartbeats' seqs, rising
         self.rejected = 0
         self.done = threading.Event()
+        self.lock = threading.Lock()  # the feeding and the ticking thread share ``sent``
+        self.last_append = time.monotonic()
 
     def event(self, number: int, line: str) -> tuple[int, str, list[Any]] | None:
         try:
@@ -66,7 +71,8 @@ class _Feeder:
         for number, line in enumerate(lines, 1):
             if line.strip() and (parsed := self.event(number, line)) is not None:
                 pending.append((self.sent + len(pending), *parsed))
-            if pending and (len(pending) >= 10_000 or time.monotonic() - last_flush > 0.05):
+            if pending and (len(pending) >= 10_000 or time.monotonic() - last_flush > 0.05
+                            or not _more_waiting(lines)):
                 self._flush(pending)
                 pending, last_flush = [], time.monotonic()
         if pending:
@@ -74,8 +80,45 @@ class _Feeder:
         self.done.set()
 
     def _flush(self, events: list[tuple[int, int, str, list[Any]]]) -> None:
-        append_chunk(self.spool, self.layout.to_arrow(events))
-        self.sent += len(events)
+        with self.lock:  # numbered here: a heartbeat may have taken the next seq
+            events = [(self.sent + i, *event[1:]) for i, event in enumerate(events)]
+            append_chunk(self.spool, self.layout.to_arrow(events))
+            self.sent += len(events)
+            self.last_append = time.monotonic()
+
+    def tick(self, interval_s: float, follow: bool) -> None:
+        """Live mode's heartbeat (:data:`~eddy.engine.layout.TICK_STREAM`): while no input
+        arrives, a row with the wall-clock time every ``interval_s``, so that time windows,
+        ``output every``, ``not … for`` and ``within`` fire on time (Siddhi's scheduler).
+        Stops when the input ends, unless the run follows it."""
+        while follow or not self.done.is_set():
+            time.sleep(interval_s)
+            with self.lock:
+                if time.monotonic() - self.last_append < interval_s:
+                    continue
+                append_chunk(self.spool, self.layout.tick_rows([(self.sent,
+                                                                  int(time.time() * 1000))]))
+                self.ticks.append(self.sent)
+                self.sent += 1
+                self.last_append = time.monotonic()
+
+
+def _more_waiting(lines: Iterable[str]) -> bool:
+    """Whether more input is ready to read at once (a file always is): a line that arrives
+    alone on a pipe is spooled now, not when the next one comes."""
+    fileno = getattr(lines, "fileno", None)
+    if fileno is None:  # not a file: an in-memory list of lines
+        return True
+    try:
+        ready, _, _ = select.select([fileno()], [], [], 0)
+    except (ValueError, OSError):
+        return True
+    return bool(ready)
+
+
+TICK_INTERVAL_S = 0.5
+"""How late a timer may fire while no input arrives (plus a micro-batch's time): every
+heartbeat is a spool chunk, so this also bounds how many files an idle run writes."""
 
 
 def run_app(app_text: str, filename: str, input_path: str, *, follow: bool = False,
@@ -109,6 +152,9 @@ def run_app(app_text: str, filename: str, input_path: str, *, follow: bool = Fal
         feeder = _Feeder(layout, spool, playback, err)
         stream: TextIO = sys.stdin if input_path == "-" else open(input_path, encoding="utf-8")
         threading.Thread(target=feeder.feed, args=(stream,), daemon=True).start()
+        if not playback:  # playback apps keep event time: their timers fire on events
+            threading.Thread(target=feeder.tick, args=(TICK_INTERVAL_S, follow),
+                             daemon=True).start()
         err.print(f"[bold]{analyzed.name}[/] running on Spark {spark.version} "
                   f"({spark.sparkContext.master}); reading "
                   f"{'stdin' if input_path == '-' else input_path}")
@@ -137,9 +183,124 @@ def _watch(query: Any, feeder: _Feeder, emitted: list[int], err: Console, follow
         rate_in = (read - last[1]) / (now - last[0])
         rate_out = (emitted[0] - last[2]) / (now - last[0])
         last = (now, read, emitted[0])
-        err.print(f"in {read} ({rate_in:,.0f}/s)  out {emitted[0]} ({rate_out:,.0f}/s)"
+        err.print(f"in {read - bisect.bisect_left(feeder.ticks, read)} ({rate_in:,.0f}/s)  out {emitted[0]} ({rate_out:,.0f}/s)"
                   + (f"  rejected {feeder.rejected}" if feeder.rejected else ""),
                   highlight=False)
         if feeder.done.is_set() and read >= feeder.sent and not follow:
             query.processAllAvailable()
             return
+
+
+# -- an app with its own sources and sinks ---------------------------------------------------
+
+MAX_ROWS_PER_BATCH = 100_000
+"""The most input events one micro-batch of ``eddy run`` takes (the driver holds a batch's
+outputs; a million-event backlog in one batch exhausted its default heap)."""
+
+
+def app_bus_url(bus_url: str | None, data_dir: Path, app: str) -> str:
+    """The bus ``eddy run`` uses: ``bus_url`` (a NATS URL without ``app=`` gets the app's
+    name), else the SQLite bus under ``data_dir``."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from eddy.bus import default_url
+
+    if bus_url is None:
+        return default_url(data_dir)
+    parts = urlsplit(bus_url)
+    if parts.scheme in ("nats", "tls") and "app" not in dict(parse_qsl(parts.query)):
+        return bus_url + ("&" if parts.query else "?") + f"app={app}"
+    return bus_url
+
+
+def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
+                  bus_url: str | None = None, err: TextIO = sys.stderr,
+                  status_interval_s: float = 5.0,
+                  max_rows_per_batch: int = MAX_ROWS_PER_BATCH) -> int:
+    """Runs the app with its own ``@source``s and ``@sink``s until Ctrl-C (or SIGTERM).
+
+    State lives under ``data_dir`` (default ``eddy-data/run/<app>``): the SQLite bus (unless
+    ``bus_url`` names another), the query's checkpoint and the sources' and sinks' positions,
+    so the same command started again — also after ``kill -9`` — resumes exactly where the
+    app was: nothing a source acknowledged is lost, and each sink continues from its
+    committed position. Log-sink lines go to stdout, everything else to stderr.
+
+    A micro-batch takes at most ``max_rows_per_batch`` input events, so a backlog (after a
+    restart, or a burst) is worked off in bounded steps instead of one batch the driver
+    cannot hold.
+    """
+    import logging
+    import signal
+
+    from eddy.engine.group_runner import GroupRunner
+    from eddy.io import IoConfig
+    from eddy.io.app_connectors import AppConnectors
+    from eddy.io.sinks.log_sink import LOGGER
+
+    analyzed = check(app_text, filename)
+    data = data_dir if data_dir is not None else Path("eddy-data") / "run" / analyzed.name
+    data.mkdir(parents=True, exist_ok=True)
+    url = app_bus_url(bus_url, data, analyzed.name)
+    _log_to(err)
+    connectors = AppConnectors(analyzed, url, IoConfig(state_dir=data / "io"))
+    runner = GroupRunner(app_text, url, data / "checkpoint", topic_prefix=f"{analyzed.name}.",
+                         filename=filename, max_rows_per_batch=max_rows_per_batch)
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminate)
+    status = 0
+    try:
+        connectors.start()
+        for source in connectors.sources:
+            where = getattr(source, "url", None)
+            print(f"{source.describe()}: {where or 'started'}", file=err, flush=True)
+        runner.start()
+        print(f"{analyzed.name} running on Spark (bus {url}, data {data}); Ctrl-C stops",
+              file=err, flush=True)
+        last = None
+        while True:
+            time.sleep(status_interval_s if status_interval_s > 0 else 0.5)
+            state = runner.status()
+            if state.state == "failed":
+                print(f"the app failed: {state.error}", file=err, flush=True)
+                status = 1
+                break
+            out = sum(state.events_out.values())
+            if status_interval_s > 0 and out != last:
+                print(f"batch {state.last_batch_id}: {out} events out since start", file=err,
+                      flush=True)
+                last = out
+    except KeyboardInterrupt:
+        print("stopping…", file=err, flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        connectors.stop()
+        try:
+            runner.stop()
+        except Exception as error:  # the JVM went first (it got the signal too)
+            print(f"the query did not stop cleanly: {str(error).splitlines()[0]}", file=err,
+                  flush=True)
+        logging.getLogger(LOGGER).handlers.clear()
+    return status
+
+
+def _log_to(err: TextIO) -> None:
+    """Log-sink lines (only the line) on stdout; eddy's other log lines on ``err``."""
+    import logging
+
+    from eddy.io.sinks.log_sink import LOGGER
+
+    sink_logger = logging.getLogger(LOGGER)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    sink_logger.handlers = [handler]
+    sink_logger.setLevel(5)
+    sink_logger.propagate = False
+    root = logging.getLogger("eddy")
+    if not root.handlers:
+        other = logging.StreamHandler(err)
+        other.setFormatter(logging.Formatter("%(asctime)s %(levelname)s [%(name)s] %(message)s"))
+        root.addHandler(other)
+        root.setLevel(logging.INFO)

@@ -22,7 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from eddy.engine.layout import SEQ, STORE_STREAM, STREAM, TS, InputLayout, encode_rows
+from eddy.engine.layout import SEQ, STORE_STREAM, STREAM, TICK_STREAM, TS, InputLayout, \
+    encode_rows
 from eddy.engine.runtime.model import GroupRuntime, InputEvent, OutputEvent
 from eddy.lang.ast import AttrType
 
@@ -70,7 +71,7 @@ def to_events(pdf: pd.DataFrame, layout: InputLayout) -> list[InputEvent]:
     """Rows of the wide layout as runtime events, in ``_seq`` order.
 
     ``_stream`` is the stream's name or its position in ``layout`` (the compact form the
-    group's plan sends); only the columns of streams that occur need to be present. Column
+    group's plan sends; -1 for a :data:`TICK_STREAM` heartbeat); only the columns of streams that occur need to be present. Column
     at a time: each column becomes a Python list once, and the events are zipped from those
     lists, so a row costs no pandas indexing.
     """
@@ -96,6 +97,12 @@ def to_events(pdf: pd.DataFrame, layout: InputLayout) -> list[InputEvent]:
         runs += 1
         if len(rows) == len(pdf):
             break
+    ticks = streams == (-1 if coded else TICK_STREAM)  # not in the layout: no attributes
+    if ticks.any():
+        rows = pdf[ticks]
+        events += map(InputEvent, rows[SEQ].tolist(), rows[TS].tolist(), repeat(TICK_STREAM),
+                      repeat(()))
+        runs += 1
     if runs > 1 or not pdf[SEQ].is_monotonic_increasing:
         events.sort(key=_by_seq)  # a merge of sorted runs for timsort
     return events
@@ -106,22 +113,63 @@ def _by_seq(event: InputEvent) -> int:
 
 
 def run_batch(runtime: GroupRuntime, events: list[InputEvent]) -> list[OutputEvent]:
-    """Processes events in order; on-demand queries answer against the state at their place."""
+    """Processes events in order; on-demand queries answer against the state at their place,
+    heartbeats fire the timers due by their time."""
     outputs: list[OutputEvent] = []
     pending: list[InputEvent] = []
     for event in events:
-        if event.stream != STORE_STREAM:
+        if event.stream != STORE_STREAM and event.stream != TICK_STREAM:
             pending.append(event)
             continue
         if pending:
             outputs += runtime.process(pending)
             pending = []
-        rows = runtime.store_query(str(event.data[0]))
-        outputs += [OutputEvent(event.seq, (i,), event.ts, STORE_STREAM, None, tuple(row))
-                    for i, row in enumerate(rows)]
+        if event.stream == TICK_STREAM:  # live mode's heartbeat: the wall clock moved
+            outputs += runtime.advance(event.ts, event.seq)
+        else:
+            outputs += answer_store_query(runtime, event)
     if pending:
         outputs += runtime.process(pending)
     return outputs
+
+
+STORE_ANSWERED = "__answered__"
+STORE_FAILED = "__failed__"
+"""``_target`` of the row closing an on-demand query's answer (data: the query text) or
+reporting its failure (data: the query text and the error)."""
+
+
+def answer_store_query(runtime: GroupRuntime, event: InputEvent) -> list[OutputEvent]:
+    """An on-demand query's rows (``_target`` null), then the row that closes the answer.
+
+    The closing row tells a caller waiting for the answer that it is complete even when it
+    has no rows. A query that fails only when it runs (a bad ``within`` value) fails alone:
+    failing the micro-batch would fail it again on every restart from the checkpoint.
+    """
+    text = str(event.data[0])
+    try:
+        rows = runtime.store_query(text)
+    except Exception as error:  # noqa: BLE001 - reported to the caller, see above
+        return [OutputEvent(event.seq, (0,), event.ts, STORE_STREAM, STORE_FAILED,
+                            (text, f"{type(error).__name__}: {error}"))]
+    outputs = [OutputEvent(event.seq, (i,), event.ts, STORE_STREAM, None, tuple(row))
+               for i, row in enumerate(rows)]
+    outputs.append(OutputEvent(event.seq, (len(rows),), event.ts, STORE_STREAM, STORE_ANSWERED,
+                               (text,)))
+    return outputs
+
+
+def _run_with_stores(runtime: GroupRuntime, events: list[InputEvent], key: Any,
+                     runtime_id: str) -> list[OutputEvent]:
+    """:func:`run_batch`; with ``@store`` tables in one database transaction per batch, so
+    that a replayed batch is not applied twice (:mod:`eddy.store.table_batch`, imported only
+    for apps that have such tables)."""
+    tables = getattr(runtime, "tables", {})
+    if not any(table.external for table in tables.values()):
+        return run_batch(runtime, events)
+    from eddy.store.table_batch import run_stored_batch
+
+    return run_stored_batch(runtime, events, key, run_batch, runtime_id)
 
 
 def to_frame(outputs: Sequence[OutputEvent]) -> pd.DataFrame:
@@ -141,6 +189,7 @@ def make_step(app_text: str, query_ids: Sequence[str] | None,
               layout: InputLayout) -> StepFunction:
     """The function for ``applyInPandasWithState``: one call per state key and micro-batch."""
     ids = None if query_ids is None else tuple(query_ids)
+    runtime_id = hashlib.sha256(f"{app_text}\0{ids}".encode()).hexdigest()
 
     def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
         runtime, pristine = runtime_for(app_text, ids)
@@ -150,7 +199,7 @@ def make_step(app_text: str, query_ids: Sequence[str] | None,
             for pdf in frames:
                 events += to_events(pdf, layout)
             events.sort(key=_by_seq)  # frames arrive in no particular order
-            outputs = run_batch(runtime, events)
+            outputs = _run_with_stores(runtime, events, key, runtime_id)
             state.update((runtime.snapshot(),))
             frame = to_frame(outputs)
         yield frame

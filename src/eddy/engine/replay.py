@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 
 from eddy.engine.group_query import compile_group
 from eddy.engine.layout import STORE_STREAM, InputLayout, decode_data, input_layout
+from eddy.engine.operator import STORE_FAILED
 from eddy.engine.session import get_spark
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import AnalyzedApp, check
@@ -78,7 +79,7 @@ def replay(app_text: str, inputs: Sequence[Mapping[str, Any]], *, batch_size: in
         spool.mkdir()
         if events:
             append_chunk(spool, layout.to_arrow(events))
-        source = (spark.readStream.format(FORMAT).schema(layout.spark_schema())
+        source = (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
                   .option("path", str(spool)).option("maxRowsPerBatch", str(batch_size)).load())
         outputs = compile_group(app_text, source, layout)
         query = (outputs.writeStream.foreachBatch(collect)
@@ -108,7 +109,11 @@ def _result(analyzed: AnalyzedApp, inputs: Sequence[Mapping[str, Any]],
     for row in sorted(rows, key=lambda r: (r["_seq"], list(r["_order"]))):
         data = decode_data(row["_data"])
         if row["_query"] == STORE_STREAM:
-            store[row["_seq"]].append(data)
+            if row["_target"] == STORE_FAILED:
+                raise RuntimeError(f"replay failed: the store query at input {row['_seq']} "
+                                   f"failed: {data[1]}")
+            if row["_target"] is None:  # not the row closing the answer
+                store[row["_seq"]].append(data)
             continue
         event = {"timestamp": row["_ts"], "data": data, "expired": bool(row["_expired"])}
         if row["_query"] in named:

@@ -8,6 +8,12 @@ output does not depend on the cut.
 
 A chunk file is named ``<first seq>-<end seq>.arrow`` (end exclusive, zero-padded) and is
 renamed into place only when complete, so a reader never sees half a chunk.
+
+When the schema the caller passes ends with ``_clock`` (:data:`~eddy.engine.layout.CLOCK`),
+each row also carries the largest ``_ts`` of its stream's rows up to it: the spool holds the
+whole input in ``_seq`` order, so a task can compute that running maximum for its range from
+the chunks before it (their per-record-batch maxima are cached per process, chunks never
+change), and operators keyed by hash buckets still expire by the stream's clock.
 """
 
 from __future__ import annotations
@@ -16,13 +22,18 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
+
+from eddy.engine.layout import CLOCK, STREAM, TS
 
 FORMAT = "eddy-spool"
 _SUFFIX = ".arrow"
@@ -61,8 +72,10 @@ below that a task's fixed cost outweighs a second core."""
 class SpoolStreamReader(DataSourceStreamReader):
     """Offsets ``{"offset": n}``: events with ``_seq < n`` have been read."""
 
-    def __init__(self, directory: str, max_rows: int, partitions: int) -> None:
+    def __init__(self, directory: str, max_rows: int, partitions: int,
+                 clock: bool = False) -> None:
         self.directory, self.max_rows, self.max_partitions = directory, max_rows, partitions
+        self.clock = clock
 
     def initialOffset(self) -> dict[str, int]:
         return {"offset": 0}
@@ -88,10 +101,16 @@ class SpoolStreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """The range's events as slices of the chunks' record batches (no copy: the files
-        are memory-mapped, and record batches outside the range are never touched)."""
+        are memory-mapped, and record batches outside the range are never touched), with
+        the running clock appended when the schema asks for it."""
         assert isinstance(partition, _Range)
+        carry: dict[str, int] | None = {} if self.clock else None
         for first, last, path in _chunks(self.directory):
-            if last <= partition.start or first >= partition.end:
+            if first >= partition.end:
+                break
+            if last <= partition.start:
+                if carry is not None:
+                    _merge(carry, _chunk_maxima(path))
                 continue
             with pa.memory_map(path) as source:
                 reader = ipc.open_file(source)
@@ -100,14 +119,74 @@ class SpoolStreamReader(DataSourceStreamReader):
                     batch = reader.get_batch(i)
                     lo = max(partition.start - offset, 0)
                     hi = min(partition.end - offset, batch.num_rows)
+                    if carry is not None and lo > 0:
+                        _merge(carry, _batch_maxima(path, i, batch) if lo >= batch.num_rows
+                               else _maxima(batch.slice(0, lo)))
                     if hi > lo:
-                        yield batch.slice(lo, hi - lo)
+                        part = batch.slice(lo, hi - lo)
+                        yield part if carry is None else \
+                            part.append_column(_CLOCK_FIELD, running_clock(part, carry))
                     offset += batch.num_rows
                     if offset >= partition.end:
                         break
 
     def commit(self, end: dict[str, int]) -> None:
         """Chunks stay until the run or replay that owns the spool removes it."""
+
+
+def running_clock(batch: pa.RecordBatch, carry: dict[str, int]) -> pa.Array[Any]:
+    """Per row, the largest ``_ts`` of its stream so far, starting from (and updating)
+    ``carry``, the maxima per stream before the batch."""
+    ts = batch.column(TS).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    streams = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(batch.column(STREAM)))
+    names = [str(name) for name in streams.dictionary.to_pylist()]
+    codes = streams.indices.to_numpy(zero_copy_only=False)
+    clock = np.empty_like(ts)
+    for code, name in enumerate(names):
+        rows = slice(None) if len(names) == 1 else np.flatnonzero(codes == code)
+        mine = ts[rows]
+        if len(mine):
+            run = np.maximum.accumulate(np.maximum(mine, carry.get(name, int(mine[0]))))
+            clock[rows] = run
+            carry[name] = int(run[-1])
+    return pa.array(clock, pa.int64())
+
+
+def _maxima(batch: pa.RecordBatch) -> dict[str, int]:
+    """The largest ``_ts`` per stream in ``batch``."""
+    found: dict[str, int] = {}
+    if batch.num_rows:
+        running_clock(batch, found)
+    return found
+
+
+def _merge(carry: dict[str, int], maxima: dict[str, int]) -> None:
+    for name, value in maxima.items():
+        carry[name] = max(carry.get(name, value), value)
+
+
+_CLOCK_FIELD = pa.field(CLOCK, pa.int64(), False)
+_batch_cache: dict[tuple[str, int], dict[str, int]] = {}
+_chunk_cache: dict[str, dict[str, int]] = {}
+
+
+def _batch_maxima(path: str, index: int, batch: pa.RecordBatch) -> dict[str, int]:
+    key = (path, index)
+    if key not in _batch_cache:
+        _batch_cache[key] = _maxima(batch)
+    return _batch_cache[key]
+
+
+def _chunk_maxima(path: str) -> dict[str, int]:
+    """A whole chunk's maxima per stream (cached: a chunk never changes once in place)."""
+    if path not in _chunk_cache:
+        found: dict[str, int] = {}
+        with pa.memory_map(path) as source:
+            reader = ipc.open_file(source)
+            for i in range(reader.num_record_batches):
+                _merge(found, _batch_maxima(path, i, reader.get_batch(i)))
+        _chunk_cache[path] = found
+    return _chunk_cache[path]
 
 
 class SpoolDataSource(DataSource):
@@ -125,7 +204,8 @@ class SpoolDataSource(DataSource):
         # self.options is case-insensitive; a dict() of it has lower-cased keys.
         options = self.options
         return SpoolStreamReader(options["path"], int(options.get("maxRowsPerBatch", "0")),
-                                 int(options.get("numPartitions", str(_cores()))))
+                                 int(options.get("numPartitions", str(_cores()))),
+                                 clock=CLOCK in schema.fieldNames())
 
 
 def _cores() -> int:

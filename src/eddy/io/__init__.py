@@ -5,7 +5,14 @@ publish a stream's events to a transport with the guarantee the target allows. M
 input is never dropped silently: it is answered (HTTP 400), sent to the fault stream
 ``!S`` (``@OnError(action='STREAM')``) or logged and counted (``LOG``, the default).
 
-The usual path, for whoever runs an app (the worker)::
+Whoever runs an app (the worker, ``eddy run``) starts its sources and sinks with
+:class:`~eddy.io.app_connectors.AppConnectors` (topics, sink followers that publish from a
+committed bus position, then the sources)::
+
+    with AppConnectors(analyzed, bus_url, IoConfig(state_dir=data / "io")):
+        ...  # the app's query runs from the input topics to the output topics
+
+What it does, piece by piece::
 
     from eddy.io import BusDeliver, IoConfig, build_sinks, build_sources
 

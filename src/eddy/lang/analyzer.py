@@ -160,8 +160,9 @@ class Analyzer:
         streams: list[str] = []
         for ptype in partition.partition_types:
             info = self.lookup(ptype.stream, ptype.span)
-            if info.kind not in ("stream", "trigger"):
-                raise SemanticError(f"only streams can be partitioned; '{info.name}' is a "
+            if info.kind not in ("stream", "trigger", "window"):
+                raise SemanticError(f"only streams and windows can be partitioned; "
+                                    f"'{info.name}' is a "
                                     f"{info.kind}", ptype.span)
             if ptype.stream in streams:
                 raise SemanticError(f"stream '{ptype.stream}' is partitioned twice", ptype.span)

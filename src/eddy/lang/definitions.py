@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from eddy.lang import ast
+from eddy.lang.aggregation_purge import purge_policy
 from eddy.lang.ast import Attribute, AttrType
 from eddy.lang.errors import AppIssue, Span
 from eddy.lang.functions import INCREMENTAL_AGGREGATORS, REGISTRY, TypeMismatch
@@ -168,6 +169,7 @@ def _aggregation(definition: ast.AggregationDefinition, typer: ExpressionTyper,
                 f"'aggregate by' takes a LONG timestamp in milliseconds or a STRING date, "
                 f"not {found.value}", definition.aggregate_by.span)
     _check_durations(definition)
+    purge_policy(definition)  # a bad @purge (e.g. a retention below its minimum) stops the app
     return StreamInfo(definition.name, "aggregation", outputs, definition.span, definition)
 
 

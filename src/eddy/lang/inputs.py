@@ -59,14 +59,28 @@ def _stream_info(ctx: StreamLookup, stream: ast.SingleInputStream) -> StreamInfo
 
 
 def _fault_stream(info: StreamInfo, stream: ast.SingleInputStream) -> StreamInfo:
-    on_error = (ast.find_annotation(info.definition.annotations, "OnError")
-                if info.definition else None)
-    action = (on_error.get("action") or "") if on_error else ""
-    if action.upper() != "STREAM":
+    fault = fault_stream_info(info)
+    if fault is None:
         raise SemanticError(
             f"fault stream '!{info.name}' does not exist", stream.span,
             f"add @OnError(action='STREAM') to the definition of '{info.name}'")
-    return StreamInfo(info.name, "stream",
+    return fault
+
+
+def fault_stream_info(info: StreamInfo) -> StreamInfo | None:
+    """The fault stream ``!S`` of a stream defined with ``@OnError(action='STREAM')``: its
+    attributes plus ``_error`` (object); None for any other element.
+
+    It is a stream of its own (a junction in the runtime, a bus topic ``<app>.!S``), fed by
+    the sources of ``S`` with the events they could not map, so ``from !S select …`` reads
+    it like any input stream."""
+    if info.kind != "stream" or info.definition is None or info.name.startswith("!"):
+        return None
+    on_error = ast.find_annotation(info.definition.annotations, "OnError")
+    action = (on_error.get("action") or "") if on_error else ""
+    if action.upper() != "STREAM":
+        return None
+    return StreamInfo("!" + info.name, "stream",
                       info.attributes + (Attribute("_error", AttrType.OBJECT),), info.span,
                       info.definition)
 
@@ -184,16 +198,12 @@ def state_scope(ctx: StreamLookup, pattern: ast.StateInputStream) -> Scope:
                                     "below its minimum", s.span)
     sources: list[Source] = []
     bound: list[tuple[ast.SingleInputStream, Source]] = []
-    seen_refs: dict[str, ast.StreamStateElement] = {}
+    # An event name used twice is accepted, as the reference does: ``e1.x`` then reads the
+    # first state of that name (``ExpressionParser.parseVariable`` takes the first match).
     for s in states:
         if isinstance(s, ast.StreamStateElement):
             info = _stream_info(ctx, s.stream)
             _expect_stream(info, s.stream)
-            if s.ref is not None:
-                if s.ref in seen_refs:
-                    raise SemanticError(f"event name '{s.ref}' is used twice in this pattern",
-                                        s.span)
-                seen_refs[s.ref] = s
             refs = frozenset({s.ref}) if s.ref else frozenset({s.stream.stream})
             source = source_of(info, refs, pattern_state=True, counted=id(s) in counted)
             sources.append(source)

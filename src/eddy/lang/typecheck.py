@@ -83,7 +83,13 @@ class ExpressionTyper:
             case ast.TimeConstant():
                 return AttrType.LONG
             case ast.Variable():
-                return scope.resolve(expr).type
+                resolved = scope.resolve(expr)
+                if (resolved.source.counted and scope.current is None
+                        and expr.stream is not None and expr.stream_index is None):
+                    # ``select e1.x`` of a counting state ``e1=S<2:5>``: the reference's
+                    # MultiValueVariableFunctionExecutor, a list of every event's value.
+                    return AttrType.OBJECT
+                return resolved.type
             case ast.Not():
                 self._operand_bool(expr.expression, scope, aggregates, "not")
                 return AttrType.BOOL

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeVar
 from eddy.lang import AnalyzedApp, SiddhiAppError, check
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.persistence import RevisionStore
-from eddy.node.runner import AppRunner, AppSpec, RunnerFactory
+from eddy.node.runner import AppIo, AppRunner, AppSpec, IoFactory, RunnerFactory
 
 log = logging.getLogger("eddy.node.registry")
 AppState = Literal["inactive", "active", "faulty"]
@@ -82,8 +82,10 @@ class AppRegistry:
 
     def __init__(self, folder: DeploymentFolder, store: RevisionStore,
                  runner_factory: RunnerFactory, bus_url: str,
-                 restored: Callable[[Path], None] | None = None) -> None:
-        """``restored`` adjusts a revision's copy of a checkpoint before it goes live."""
+                 restored: Callable[[Path], None] | None = None,
+                 io_factory: IoFactory | None = None) -> None:
+        """``restored`` adjusts a revision's copy of a checkpoint before it goes live;
+        ``io_factory`` makes an app's own sources and sinks (none without it)."""
         self.folder = folder
         self.store = store
         self.bus_url = bus_url
@@ -93,6 +95,8 @@ class AppRegistry:
         self._apps: dict[str, AppView] = {}
         self._digests: dict[str, str] = {}
         self._runners: dict[str, AppRunner] = {}
+        self._io_factory = io_factory
+        self._io: dict[str, AppIo] = {}
         self._queued: dict[str, Future[None]] = {}
         self._lifecycle = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eddy-lifecycle")
 
@@ -244,6 +248,7 @@ class AppRegistry:
         if unchanged:
             return
         redeploy = name in self._digests
+        self._stop_io(name)
         self._stop_runner(name)
         with self._lock:
             self._digests[name] = digest
@@ -275,6 +280,18 @@ class AppRegistry:
             self._publish(AppView(name, text, "faulty", _now_ms(), analyzed=analyzed,
                                   error={"message": f"cannot start: {error}"}, note=note))
             return
+        try:
+            self._start_io(name, text, analyzed)
+        except Exception as error:
+            log.exception("the sources or sinks of app %s could not start", name)
+            try:
+                runner.stop()
+            except Exception:
+                log.exception("app %s did not stop cleanly", name)
+            self._publish(AppView(name, text, "faulty", _now_ms(), analyzed=analyzed,
+                                  error={"message": f"cannot start its sources and sinks: "
+                                                    f"{error}"}, note=note))
+            return
         log.info("%s app %s%s", "redeployed" if redeploy else "deployed", name,
                  f" ({note})" if note else "")
         self._publish(AppView(name, text, "active", _now_ms(), note=note, analyzed=analyzed),
@@ -300,6 +317,25 @@ class AppRegistry:
         runner.start()
         return runner
 
+    def _start_io(self, name: str, text: str, analyzed: AnalyzedApp) -> None:
+        """Starts the app's own sources and sinks (with an ``io_factory``)."""
+        if self._io_factory is None:
+            return
+        spec = AppSpec(name, text, self.store.checkpoint_dir(name), self.bus_url)
+        io = self._io_factory(spec, analyzed)
+        io.start()
+        with self._lock:
+            self._io[name] = io
+
+    def _stop_io(self, name: str) -> None:
+        with self._lock:
+            io = self._io.pop(name, None)
+        if io is not None:
+            try:
+                io.stop()
+            except Exception:
+                log.exception("the sources and sinks of app %s did not stop cleanly", name)
+
     def _publish(self, view: AppView, runner: AppRunner | None = None) -> None:
         with self._lock:
             old = self._apps.get(view.name)
@@ -315,6 +351,7 @@ class AppRegistry:
         with self._lock:  # gone for readers at once; stopping its query takes a moment
             self._digests.pop(name, None)
             existed = self._apps.pop(name, None) is not None
+        self._stop_io(name)
         self._stop_runner(name)
         if existed:
             log.info("undeployed app %s", name)
@@ -329,6 +366,8 @@ class AppRegistry:
                 log.exception("app %s did not stop cleanly", name)
 
     def _stop_all(self) -> None:
+        for name in list(self._io):
+            self._stop_io(name)
         for name in list(self._runners):
             self._stop_runner(name)
 

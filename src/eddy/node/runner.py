@@ -9,13 +9,13 @@ checkpoint in the folder the registry gives it.
 
 from __future__ import annotations
 
-import json
-import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from eddy.lang.semantic import AnalyzedApp
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,44 @@ class AppRunner(Protocol):
 RunnerFactory = Callable[[AppSpec], AppRunner]
 
 
+class AppIo(Protocol):
+    """An app's own sources and sinks (:class:`~eddy.io.app_connectors.AppConnectors`),
+    started with the app and stopped when it is undeployed — not when its query restarts
+    for a backup or restore, so its ports stay open meanwhile."""
+
+    def start(self) -> None:
+        """Creates the app's source and sink topics, starts its sinks, then its sources."""
+
+    def stop(self) -> None:
+        """Stops the sources, then the sinks; their bus positions stay committed."""
+
+
+IoFactory = Callable[[AppSpec, "AnalyzedApp"], AppIo]
+
+
+def connector_factory(io_dir: Path) -> IoFactory:
+    """The factory of real connectors: topics ``<app>.<stream>`` on the app's bus, source
+    and sink state (file positions, sink-id tokens) under ``io_dir``."""
+    from eddy.io import IoConfig
+    from eddy.io.app_connectors import AppConnectors
+
+    config = IoConfig(state_dir=io_dir)
+
+    def make(spec: AppSpec, analyzed: AnalyzedApp) -> AppIo:
+        prefix = topic_prefix(spec.name)
+        return AppConnectors(analyzed, spec.bus_url, config,
+                             topic_of=lambda stream: prefix + stream)
+
+    return make
+
+
 class EngineUnavailable(RuntimeError):
     """The Spark engine (pyspark, or the engine's group runner) is not installed."""
+
+
+MAX_ROWS_PER_BATCH = 100_000
+"""The most input events one micro-batch takes: a backlog (HTTP bursts, a restart) is worked
+off in bounded batches, as one batch of a million events exhausted the driver's heap."""
 
 
 class GroupRunnerAdapter:
@@ -75,8 +111,8 @@ class GroupRunnerAdapter:
             raise EngineUnavailable(f"the Spark engine cannot run apps here: {error}") from None
         self._runner = GroupRunner(spec.text, spec.bus_url, spec.checkpoint_dir,
                                    topic_prefix=topic_prefix(spec.name),
-                                   filename=f"{spec.name}.siddhi")
-        self._rates = _Rates()
+                                   filename=f"{spec.name}.siddhi",
+                                   max_rows_per_batch=MAX_ROWS_PER_BATCH)
 
     def start(self) -> None:
         """Starts the app's streaming query."""
@@ -91,17 +127,16 @@ class GroupRunnerAdapter:
         return self._runner.await_idle(timeout)
 
     def status(self) -> RunnerStatus:
-        """The engine's status, with figures from the query's recent progress."""
+        """The engine's status, with its figures per app and per query."""
         raw = self._runner.status()
-        metrics: dict[str, float] = {
-            "events_in_total": float(sum(sum(p) for p in (raw.input_offsets or {}).values())),
-            "events_out_total": float(sum(raw.events_out.values()))}
+        metrics = self._runner.metrics() if raw.state == "running" else {}
         if raw.last_batch_id is not None:
             metrics["last_batch_id"] = float(raw.last_batch_id)
-        metrics.update(self._rates.update(metrics))
-        if raw.query_id is not None and raw.state == "running":
-            metrics.update(progress_metrics(raw.query_id))
         return RunnerStatus(running=raw.state == "running", error=raw.error, metrics=metrics)
+
+    def store_query(self, query: str) -> list[list[Any]]:
+        """Runs an on-demand query against the app's live state."""
+        return self._runner.store_query(query)
 
 
 def topic_prefix(app: str) -> str:
@@ -109,59 +144,12 @@ def topic_prefix(app: str) -> str:
     return f"{app}."
 
 
-class _Rates:
-    """Events per second of the ``*_total`` counters, between two readings."""
-
-    def __init__(self) -> None:
-        self._last: tuple[float, dict[str, float]] | None = None
-
-    def update(self, totals: Mapping[str, float]) -> dict[str, float]:
-        now = time.monotonic()
-        rates: dict[str, float] = {}
-        if self._last is not None and now > self._last[0]:
-            elapsed = now - self._last[0]
-            for key in ("events_in_total", "events_out_total"):
-                before = self._last[1].get(key, totals[key])
-                rates[key.replace("_total", "_per_second")] = max(0.0, totals[key] - before) \
-                    / elapsed
-        self._last = (now, dict(totals))
-        return rates
-
-
-def progress_metrics(query_id: str) -> dict[str, float]:
-    """Micro-batch latency (p50, p99 over Spark's recent batches) and state rows."""
-    from eddy.engine.session import get_spark
-
-    query = get_spark().streams.get(query_id)
-    recent: list[Any] = list(query.recentProgress) if query is not None else []
-    if not recent:
-        return {}
-    durations = sorted(float(p["durationMs"].get("triggerExecution", 0)) for p in recent)
-    last = recent[-1]
-    return {
-        "batch_latency_p50_ms": durations[len(durations) // 2],
-        "batch_latency_p99_ms": durations[min(len(durations) - 1,
-                                              int(len(durations) * 0.99))],
-        "state_rows": float(sum(op.get("numRowsTotal", 0)
-                                for op in last.get("stateOperators", []))),
-    }
-
-
 def forget_query_identity(checkpoint_dir: Path) -> None:
-    """Gives a restored checkpoint's query a new Spark query id.
+    """Readies a revision's copy of a checkpoint to go live (the engine knows how:
+    ``GroupRunner.prepare_restore``)."""
+    from eddy.engine.group_runner import GroupRunner
 
-    The bus sink deduplicates outputs by (query id, batch id). After a restore, Spark plans
-    new batches from the revision's offsets with batch ids the abandoned run already used,
-    for other events; under the old id the bus would drop their outputs as duplicates.
-    Spark keeps the id in ``<checkpoint>/metadata`` (JSON with ``id``), which must exist when
-    the offset log does. (This knowledge of the layout belongs in the engine; it lives here
-    until ``GroupRunner`` offers a restore.)
-    """
-    path = checkpoint_dir / "spark" / "metadata"
-    if path.is_file():
-        metadata = json.loads(path.read_text(encoding="utf-8"))
-        metadata["id"] = str(uuid.uuid4())
-        path.write_text(json.dumps(metadata), encoding="utf-8")
+    GroupRunner.prepare_restore(checkpoint_dir)
 
 
 def spark_runner_factory() -> RunnerFactory:

@@ -21,11 +21,17 @@ from pathlib import Path
 
 from eddy.config import ConfigError, WorkerConfig, load_config
 from eddy.node.deployment import DeploymentFolder
-from eddy.node.metrics import NodeStats
+from eddy.node.metrics import NodeStats, metrics_reporter
 from eddy.node.persistence import PeriodicPersistence, RevisionStore
 from eddy.node.registry import AppRegistry
-from eddy.node.runner import RunnerFactory, forget_query_identity, spark_runner_factory
+from eddy.node.runner import (
+    RunnerFactory,
+    connector_factory,
+    forget_query_identity,
+    spark_runner_factory,
+)
 from eddy.node.watcher import FolderWatcher
+from eddy.store.aggregation_settings import export_settings
 
 log = logging.getLogger("eddy.node.worker")
 HEALTH_INTERVAL_S = 1.0
@@ -42,12 +48,14 @@ class Worker:
         self.store = RevisionStore(config.persistence_dir, persistence.revisionsToKeep)
         if runner_factory is None:
             self.registry = AppRegistry(self.folder, self.store, spark_runner_factory(),
-                                        config.bus_url, forget_query_identity)
+                                        config.bus_url, forget_query_identity,
+                                        io_factory=connector_factory(config.data_dir / "io"))
         else:
             self.registry = AppRegistry(self.folder, self.store, runner_factory, config.bus_url)
         self.watcher = FolderWatcher(self.folder, self._file_changed,
                                      config.model.eddy.deploymentPollIntervalMs / 1000)
         self.node = NodeStats()
+        self.metrics = metrics_reporter(config, self.node, self.registry)
         self.stats_enabled = False
         self.last_persisted: float | None = None
         self._start_spark = start_spark
@@ -70,6 +78,8 @@ class Worker:
         self._health.start()
         if self._periodic is not None:
             self._periodic.start()
+        if self.metrics is not None:
+            self.metrics.start()
 
     def stop(self) -> None:
         """Stops watching, persisting and every app; checkpoints stay for the next start."""
@@ -77,6 +87,8 @@ class Worker:
         self.watcher.stop()
         if self._periodic is not None:
             self._periodic.stop()
+        if self.metrics is not None:
+            self.metrics.stop()
         self.registry.shutdown()
 
     def persist_all(self) -> None:
@@ -97,6 +109,7 @@ class Worker:
                       error)
             return
         started = time.monotonic()
+        export_settings(self.config.node_settings())  # shardId etc. for the aggregations
         spark = get_spark(self.config.spark_conf(), app_name=f"eddy-worker-{self.config.node_id}")
         log.info("Spark %s ready (%s) in %.1f s", spark.version, spark.sparkContext.master,
                  time.monotonic() - started)

@@ -228,7 +228,8 @@ class Runtime:
 
         query: QueryRuntime
         if isinstance(info.query.input, ast.StateInputStream):
-            pattern = build_pattern_query(info, self.analyzed, self.context, index)
+            pattern = build_pattern_query(info, self.analyzed, self.context, index,
+                                          self.tables)
             inputs = list(pattern.receivers.items())
             query = pattern
         elif isinstance(info.query.input, ast.JoinInputStream):

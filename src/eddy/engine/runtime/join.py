@@ -36,8 +36,9 @@ from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
 from eddy.engine.runtime.context import Context, Path
 from eddy.engine.runtime.events import EXPIRED, RESET, TIMER, Event
 from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler
-from eddy.engine.runtime.join_window import findable, window_contents
+from eddy.engine.runtime.join_window import ProbeIndex, findable, window_contents
 from eddy.engine.runtime.junction import NamedWindow
+from eddy.engine.runtime.pattern.index import conjuncts
 from eddy.engine.runtime.query import QueryRuntime, Stage
 from eddy.engine.runtime.query_builder import (
     STREAM_FUNCTIONS,
@@ -52,6 +53,7 @@ from eddy.engine.runtime.table import Condition, Table
 from eddy.engine.runtime.table_query import TableExpressions
 from eddy.engine.runtime.windows import Window, WindowArgs, window_class
 from eddy.lang import ast
+from eddy.lang.ast import AttrType
 from eddy.lang.scope import Scope, Source
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
@@ -114,6 +116,10 @@ class JoinSide:
         self.triggers = False
         self.outer = False
         self.nulls: tuple[Any, ...] = (None,) * self.width
+        self.probe: tuple[int, int] | None = None
+        """(own position, other side's position) of an equality of the ``on`` condition:
+        an arriving event only tries the other side's events with its value there."""
+        self.probe_index: ProbeIndex | None = None  # the side's window by its probe value
 
     @property
     def subscribes(self) -> bool:
@@ -182,6 +188,8 @@ class JoinQueryRuntime:
                 return
         if side.window is not None:
             outs = side.window.process(chunk)
+            if side.probe_index is not None:
+                side.probe_index.added(chunk)
         elif side.named is not None:
             outs = [chunk]
         else:
@@ -234,8 +242,23 @@ class JoinQueryRuntime:
             rows = other.table.find(other.table_condition, (data, ts))
             return [(kind, ts, self._pair(side, data, row)) for row in rows]
         condition = self.condition
-        found = []
-        for candidate in other.contents():
+        found: list[Event] = []
+        probe = side.probe
+        contents: Iterable[Any]
+        if probe is None:
+            contents = other.contents()
+        else:
+            # A candidate whose value differs fails the ``on`` condition's ``==`` conjunct,
+            # so the full condition need not run for it; the rest keep the window's order.
+            key = data[probe[0]]
+            if key is None:
+                return found
+            if other.probe_index is not None:
+                contents = other.probe_index.find(key)
+            else:
+                at = probe[1]
+                contents = [candidate for candidate in other.contents() if candidate[at] == key]
+        for candidate in contents:
             joined = (kind, ts, self._pair(side, data, candidate))
             if condition(joined):
                 found.append(joined)
@@ -252,6 +275,8 @@ class JoinQueryRuntime:
         for side, window_state in zip(self.sides, state["windows"]):
             if side.window is not None:
                 side.window.set_state(window_state)
+            if side.probe_index is not None:
+                side.probe_index.valid = False
 
 
 class JoinQueryBuilder(QueryBuilder):
@@ -322,6 +347,8 @@ class JoinQueryBuilder(QueryBuilder):
         flat = self.make_compiler(self.analyzed.type_of, self.position_of, self.context)
         condition: Getter = (flat.compile(join.on, condition=True) if join.on is not None
                              else (lambda event: True))
+        if join.on is not None:
+            self._set_probes(join.on, sides)
         for side in sides:
             if side.table is not None:
                 other = sides[1 - side.index]
@@ -344,6 +371,33 @@ class JoinQueryBuilder(QueryBuilder):
         query = QueryRuntime(self.info.id, self.info.index, self.context, [], None, [],
                              selector, limiter, target)
         return JoinQueryRuntime(query, sides[0], sides[1], condition, self.expects_expired)
+
+    def _set_probes(self, on: ast.Expression, sides: list[JoinSide]) -> None:
+        """Finds a conjunct ``a == b`` of ``on`` with ``a`` an attribute of one side and
+        ``b`` of the other, both integral, or both strings or bools (where Python's ``==``
+        is Siddhi's; floating values are left to the condition because of NaN), and sets
+        each side's :attr:`JoinSide.probe` from it."""
+        scope = self.info.scope
+        for part in conjuncts(on):
+            if not (isinstance(part, ast.BinaryOperation) and part.op == "=="
+                    and isinstance(part.left, ast.Variable)
+                    and isinstance(part.right, ast.Variable)):
+                continue
+            left, right = scope.resolve(part.left), scope.resolve(part.right)
+            types = {left.type, right.type}
+            if not (types <= {AttrType.INT, AttrType.LONG} or types == {AttrType.STRING}
+                    or types == {AttrType.BOOL}):
+                continue
+            left_side, right_side = self._side_of(left.source), self._side_of(right.source)
+            if left_side == right_side:
+                continue
+            positions = {left_side: _attribute_index(left.source, left.attribute.name),
+                         right_side: _attribute_index(right.source, right.attribute.name)}
+            for side in sides:
+                side.probe = (positions[side.index], positions[1 - side.index])
+                if side.window is not None and ProbeIndex.supports(side.window):
+                    side.probe_index = ProbeIndex(side.window, positions[side.index])
+            return
 
     def _side(self, index: int, stream: ast.SingleInputStream) -> JoinSide:
         source = self.sources[index]

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from eddy.engine.runtime.aggregation.retrieval import aggregation_finder
 from eddy.engine.runtime.events import CURRENT, Event
-from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler
+from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler, Getter
 from eddy.engine.runtime.join_window import window_contents
 from eddy.engine.runtime.query import QueryRuntime
 from eddy.engine.runtime.query_builder import QueryBuilder, UnsupportedQuery
 from eddy.engine.runtime.table import Condition, Table
-from eddy.engine.runtime.table_query import TableOutput, table_output
+from eddy.engine.runtime.table_query import TableOutput, pushdown, table_output
 from eddy.lang import ast
 from eddy.lang.on_demand import OnDemandAnalysis, check_on_demand
 from eddy.lang.semantic import QueryInfo
@@ -123,7 +123,13 @@ class OnDemandPlan:
         context = self.context
         table = self.table
         if table is not None:
-            condition = Condition(lambda ctx: on((CURRENT, ctx[1], ctx[2])))
+            def value(expr: ast.Expression) -> Getter:
+                get = compiler.compile(expr)
+                return lambda ctx: get((CURRENT, ctx[1], None))
+
+            sql = (pushdown(store.on, position_of, value, table) if store.on is not None
+                   else None)
+            condition = Condition(lambda ctx: on((CURRENT, ctx[1], ctx[2])), sql=sql)
             return lambda: [(CURRENT, context.now, row)
                             for row in table.find(condition, (None, context.now))]
         window = self.runtime.windows[analysis.store.name].window

@@ -16,7 +16,13 @@ Routing, per stream the partition reads:
   sent per key; a chunk of events is cut into runs of equal keys, as the reference does;
 - a stream the partition reads but does not partition goes to every existing key, in the
   order of a ``HashSet`` of the keys, and creates none;
-- an inner stream ``#X`` stays within the key that produced it.
+- an inner stream ``#X`` stays within the key that produced it;
+- a named window (``define window W``) is the app's, one for every key: a query of the
+  partition inserting into it fills that one window, and the window's output reaches the
+  partition like a stream's (``k of W`` routes it by key, else it goes to every key). A
+  join inside the partition only *probes* a named window: the reference's join marks a
+  window side ``EventType.WINDOW`` and a partition creates its receivers only for
+  ``DEFAULT`` inputs, so the window's events never trigger the join there.
 
 Time: each key has its own timer queues (:mod:`.partition_timers`). A window processor's
 fields that the reference keeps on the processor rather than in its state are shared by
@@ -34,6 +40,7 @@ from eddy.engine.runtime.context import Path
 from eddy.engine.runtime.events import Event
 from eddy.engine.runtime.expressions import ExpressionCompiler
 from eddy.engine.runtime.javahash import ConcurrentHashOrder, hash_map_order, java_str
+from eddy.engine.runtime.join import JoinQueryRuntime
 from eddy.engine.runtime.junction import Junction
 from eddy.engine.runtime.partition_timers import KeyedTimers
 from eddy.engine.runtime.query_builder import UnsupportedQuery
@@ -90,6 +97,8 @@ class PartitionRuntime:
         for position, query in enumerate(info.queries):
             member, inputs = runtime.build_member(query, self._junction)
             for name, receiver in inputs:
+                if isinstance(member, JoinQueryRuntime) and name in runtime.windows:
+                    continue  # a join's named-window side only probes here (module docstring)
                 self._junction(name).subscribe(position, receiver)
             self.members.append(member)
         self.executors = self._executors()
@@ -110,12 +119,13 @@ class PartitionRuntime:
         self.keys = ConcurrentHashOrder()
         self.instances: dict[str, list[Any]] = {}
         self.active: str | None = None
+        self.depth = 0  # how many sends into this partition are running (nested flows)
 
     # -- building ----------------------------------------------------------------------------
     def _check_inputs(self, query_id: str, inputs: tuple[str, ...]) -> None:
         for name in inputs:
             info = self.runtime.analyzed.streams.get(name)
-            if info is not None and info.kind not in ("stream", "table"):
+            if info is not None and info.kind not in ("stream", "table", "window"):
                 raise UnsupportedQuery(query_id, f"a partition reading {info.kind} '{name}' "
                                        "is not supported by this runtime yet")
 
@@ -190,18 +200,20 @@ class PartitionRuntime:
         keys = list(self.keys)
         capacity = _table_size(max(int(len(keys) / 0.75) + 1, 16))  # new HashSet<>(keys)
         for n, key in enumerate(hash_map_order(keys, capacity)):
-            previous = self.enter(key)
-            try:
-                junction.send(chunk, path + (n,))
-            finally:
-                self.leave(previous)
+            self._send(key, junction, chunk, path + (n,))
 
     def _send(self, key: str, junction: Junction, chunk: list[Event], path: Path) -> None:
+        """Runs ``chunk`` under ``key``. Only a nested flow (this partition's own output
+        coming back in) returns to the key it interrupted; an event from outside leaves its
+        key live, so the next event of the same key costs no state swap at all."""
+        self.depth += 1
         previous = self.enter(key)
         try:
             junction.send(chunk, path)
         finally:
-            self.leave(previous)
+            self.depth -= 1
+            if self.depth:
+                self.leave(previous)
 
     # -- keys --------------------------------------------------------------------------------
     def enter(self, key: str) -> str | None:

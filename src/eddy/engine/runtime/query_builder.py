@@ -72,9 +72,7 @@ def unsupported_reason(info: QueryInfo) -> str | None:
         return pattern_unsupported_reason(info)
     if isinstance(stream, ast.AnonymousInputStream):
         return "anonymous (nested) input queries are not supported by this runtime yet"
-    assert isinstance(stream, ast.SingleInputStream)
-    if stream.fault:
-        return "fault streams ('!S') are not supported by this runtime yet"
+    assert isinstance(stream, ast.SingleInputStream)  # '!S' is an input stream like any other
     if info.target_kind not in ("stream", "window", "return", "table", "inner"):
         return f"inserting into a {info.target_kind} is not supported by this runtime yet"
     for handler in stream.handlers:

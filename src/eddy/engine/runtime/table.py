@@ -1,8 +1,8 @@
 """Tables: the rows a ``define table`` holds and the operations queries run on them.
 
-:class:`Table` is the interface every table kind implements (in-memory now; an RDBMS
-``@store`` table later): ``insert``, ``find``, ``contains``, ``delete``, ``update``,
-``update_or_insert`` and ``rows``. Operations take a :class:`Condition` compiled by the caller
+:class:`Table` is the interface every table kind implements (in memory here; an RDBMS
+``@store`` table in :mod:`eddy.store.table`): ``insert``, ``find``, ``contains``,
+``delete``, ``update``, ``update_or_insert`` and ``rows``. Operations take a :class:`Condition` compiled by the caller
 and the *matching events* of one chunk: the ``on`` condition and the ``set`` values are
 closures over a table context ``(event_data, timestamp, row)``.
 
@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cmp_to_key
-from typing import Any
+from typing import Any, ClassVar
 
 from eddy.engine.runtime.events import java_compare
 from eddy.engine.runtime.javahash import hash_map_capacity, java_hash, java_str, spread
@@ -62,6 +62,29 @@ class Condition:
 
     test: Getter
     key: Getter | None = None
+    sql: Predicate | None = None
+    """A necessary condition a database can evaluate (a superset of the matches, never
+    fewer): ``@store`` tables push it down and still apply ``test`` to what it returns."""
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``column <op> value``: ``value`` is computed from a table context without a row."""
+
+    column: int
+    op: str
+    value: Getter
+
+
+@dataclass(frozen=True)
+class Junction:
+    """``and``/``or`` of predicates."""
+
+    op: str
+    parts: tuple[Predicate, ...]
+
+
+Predicate = Compare | Junction
 
 
 ALWAYS = Condition(lambda ctx: True)
@@ -75,6 +98,9 @@ MatchingEvent = tuple[Any, int | None]
 
 class Table(ABC):
     """The operations queries run on a table; implementations hold the rows."""
+
+    external: ClassVar[bool] = False
+    """Whether the rows live outside the runtime's snapshot (a ``@store`` database)."""
 
     def __init__(self, name: str, attributes: Sequence[Attribute]) -> None:
         self.name = name
@@ -120,7 +146,8 @@ class Table(ABC):
         """Restores :meth:`get_state`'s data."""
 
 
-def _assign(assignments: Sequence[Assignment], event: MatchingEvent, row: list[Any]) -> None:
+def assign_columns(assignments: Sequence[Assignment], event: MatchingEvent,
+                   row: list[Any]) -> None:
     """Sets the columns in place, in column order, each value seeing the earlier ones."""
     for position, value in assignments:
         row[position] = value((event[0], event[1], row))
@@ -263,7 +290,7 @@ class InMemoryTable(Table):
             return True
         for i, row in found:
             values = list(row)
-            _assign(assignments, event, values)
+            assign_columns(assignments, event, values)
             self.list_rows[i] = tuple(values)
         return True
 
@@ -363,7 +390,7 @@ def _reduce_inserts(condition: Condition, assignments: Sequence[Assignment],
         updated = False
         for waiting in pending:
             if condition.test((data, ts, waiting)):
-                _assign(assignments, event, waiting)
+                assign_columns(assignments, event, waiting)
                 updated = True
         if not updated:
             pending.append(list(row))
@@ -385,24 +412,51 @@ def table_keys(definition: ast.TableDefinition,
     return tuple(primary), tuple(indexes)
 
 
+TableFactory = Callable[[AnalyzedApp, ast.TableDefinition, Sequence[Attribute], ast.Annotation],
+                        Table]
+
+
+def _rdbms_table(analyzed: AnalyzedApp, definition: ast.TableDefinition,
+                 attributes: Sequence[Attribute], store: ast.Annotation) -> Table:
+    from eddy.store.table import rdbms_table  # the store layer builds on this interface
+
+    return rdbms_table(analyzed, definition, attributes, store)
+
+
+STORE_TYPES: dict[str, TableFactory] = {"rdbms": _rdbms_table}
+"""``@store(type=…)`` → the factory of its tables (``inMemory`` or no ``@store``: in memory)."""
+
+
 def build_tables(analyzed: AnalyzedApp) -> dict[str, Table]:
-    """A table for every ``define table`` of the app (in-memory; ``@store`` tables are
-    refused until they have a backend)."""
+    """A table for every ``define table`` of the app: in memory, or in the store its
+    ``@store(type=…)`` names (an unknown type is an app error at the annotation)."""
     tables: dict[str, Table] = {}
     for name, info in analyzed.streams.items():
         definition = info.definition
         if info.kind != "table" or not isinstance(definition, ast.TableDefinition):
             continue
         store = ast.find_annotation(definition.annotations, "store")
-        if store is not None and (store.get("type") or "").lower() not in ("", "inmemory"):
-            from eddy.engine.runtime.query_builder import UnsupportedQuery
-
-            raise UnsupportedQuery(name, f"@store(type='{store.get('type')}') tables have no "
-                                   "backend in this runtime yet")
+        kind = (store.get("type") or "").lower() if store is not None else ""
+        if store is not None and kind not in ("", "inmemory"):
+            factory = STORE_TYPES.get(kind)
+            if factory is None:
+                raise _app_error(analyzed, store, f"table '{name}': @store type "
+                                 f"'{store.get('type')}' is not supported (eddy supports "
+                                 f"{', '.join(sorted(STORE_TYPES))} and inMemory)")
+            tables[name] = factory(analyzed, definition, info.attributes, store)
+            continue
         primary, indexes = table_keys(definition, info.attributes)
         tables[name] = InMemoryTable(name, info.attributes, primary, indexes)
     return tables
 
 
-__all__ = ["ALWAYS", "Assignment", "Condition", "Getter", "InMemoryTable", "MatchingEvent",
-           "Row", "Table", "TableContext", "build_tables", "table_keys"]
+def _app_error(analyzed: AnalyzedApp, node: ast.Node, message: str) -> Exception:
+    from eddy.lang.errors import AppIssue, SiddhiAppError
+
+    return SiddhiAppError([AppIssue("semantic", message, node.span)], analyzed.source,
+                          analyzed.filename)
+
+
+__all__ = ["ALWAYS", "STORE_TYPES", "Assignment", "Compare", "Condition", "Getter", "Junction",
+           "Predicate", "assign_columns", "InMemoryTable", "MatchingEvent",
+           "Row", "Table", "TableContext", "TableFactory", "build_tables", "table_keys"]

@@ -21,7 +21,15 @@ from eddy.engine.runtime.context import Path
 from eddy.engine.runtime.events import Event
 from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler, Getter, TypeOf
 from eddy.engine.runtime.javahash import java_str
-from eddy.engine.runtime.table import ALWAYS, Assignment, Condition, Table
+from eddy.engine.runtime.table import (
+    ALWAYS,
+    Assignment,
+    Compare,
+    Condition,
+    Junction,
+    Predicate,
+    Table,
+)
 from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
 from eddy.lang.scope import Scope, SemanticError, Source
@@ -49,19 +57,28 @@ class TableExpressionCompiler(ExpressionCompiler):
             raise CompileError(f"'in {expr.source}': no such table")
         columns = {a.name: i for i, a in enumerate(table.attributes)}
 
-        def resolve(var: ast.Variable) -> Getter:
+        def column_of(var: ast.Variable) -> int | None:
             if var.stream == table.name:
-                return row_getter(columns[var.attribute])
+                return columns[var.attribute]
             try:
-                getter = outer(var)
+                outer(var)
             except (SemanticError, KeyError, ValueError, CompileError):
                 if var.stream is None and var.attribute in columns:
-                    return row_getter(columns[var.attribute])
+                    return columns[var.attribute]
                 raise
+            return None
+
+        def resolve(var: ast.Variable) -> Getter:
+            column = column_of(var)
+            if column is not None:
+                return row_getter(column)
+            getter = outer(var)
             return lambda ctx: getter(ctx[0])
 
         test = self.compile(expr.expression, condition=True, resolve=resolve)
-        condition = Condition(test)
+        sql = pushdown(expr.expression, column_of,
+                       lambda value: self.compile(value, resolve=resolve), table)
+        condition = Condition(test, sql=sql)
         return lambda ctx: table.contains(condition, (ctx, None))
 
 
@@ -127,7 +144,8 @@ class TableExpressions:
         it is exactly an equality on every primary-key column."""
         if on is None:
             return ALWAYS
-        return Condition(self.compile(on, condition=True), self._key(on, primary_key))
+        return Condition(self.compile(on, condition=True), self._key(on, primary_key),
+                         pushdown(on, self.column_of, self.compile, self.table))
 
     def _key(self, on: ast.Expression, primary_key: Sequence[int]) -> Getter | None:
         if not primary_key:
@@ -179,6 +197,45 @@ class TableExpressions:
                                        f"of table '{self.table.name}'")
                 compiled[column] = self.compile(assignment.value)
         return sorted(compiled.items())
+
+
+_FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def pushdown(expr: ast.Expression, column_of: Callable[[ast.Variable], int | None],
+             compile_value: Callable[[ast.Expression], Getter],
+             table: Table) -> Predicate | None:
+    """The part of an ``on`` condition a database can evaluate, or None (no restriction).
+
+    Comparisons of a column with a value that reads no column, under ``and``/``or``, are
+    kept; any other conjunct of an ``and`` is dropped (the database then returns more rows,
+    which the compiled test filters), and an ``or`` with such a branch is dropped whole.
+    ``not`` is never pushed: SQL's three-valued ``NOT`` differs from Siddhi's null-is-false
+    comparisons. FLOAT columns are not pushed either: their single-precision values do not
+    compare exactly with double parameters in every database.
+    """
+    if isinstance(expr, ast.BinaryOperation) and expr.op in ("and", "or"):
+        left = pushdown(expr.left, column_of, compile_value, table)
+        right = pushdown(expr.right, column_of, compile_value, table)
+        if expr.op == "or":
+            return None if left is None or right is None else Junction("or", (left, right))
+        parts = tuple(p for p in (left, right) if p is not None)
+        return parts[0] if len(parts) == 1 else Junction("and", parts) if parts else None
+    if not (isinstance(expr, ast.BinaryOperation) and expr.op in _FLIPPED):
+        return None
+    for side, other, op in ((expr.left, expr.right, expr.op),
+                            (expr.right, expr.left, _FLIPPED[expr.op])):
+        if not isinstance(side, ast.Variable):
+            continue
+        column = column_of(side)
+        if column is None or table.attributes[column].type in (AttrType.FLOAT,
+                                                                 AttrType.OBJECT):
+            continue
+        if any(isinstance(e, ast.Variable) and column_of(e) is not None
+               for e in walk_expression(other)):
+            return None
+        return Compare(column, op, compile_value(other))
+    return None
 
 
 def _conjuncts(expr: ast.Expression) -> list[ast.Expression]:
@@ -243,4 +300,4 @@ def _table_source(table: Table) -> Source:
 
 
 __all__ = ["TableExpressionCompiler", "TableExpressions", "TableOutput", "event_getter",
-           "row_getter", "table_compiler", "table_output"]
+           "pushdown", "row_getter", "table_compiler", "table_output"]

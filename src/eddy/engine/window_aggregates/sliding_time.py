@@ -21,6 +21,16 @@ The order of the runtime, which the sums must follow exactly:
 
 Every passing row emits once, with its own ``_seq`` and timestamp and the ``_order`` of an
 input reaching the query, ``(1, query index, 0, 0, 0)``.
+
+Split by key (:func:`process` with ``clock``): the ``leave`` above equals
+``max(a_j + 1, first step with c - span >= M_j)``, ``M_j`` the largest timestamp among the
+queue's elements up to ``j`` (a running maximum is what ``maximum.accumulate`` of the
+per-element steps amounts to). Each group's sums depend only on its own adds and removals
+and on where each removal falls between its adds; so an operator that sees only some groups'
+rows is exact if every row brings the stream's clock ``c`` and every element its ``M``: with
+no filter in front of the window every row enters it, and ``M_j = c_j``, the running clock
+the spool source supplies (:data:`~eddy.engine.layout.CLOCK`). The queue then holds each
+element's ``M`` instead of its timestamp (the same steps follow from either).
 """
 
 from __future__ import annotations
@@ -48,7 +58,7 @@ class SlidingState:
     """The clock, the window's events (arrival order) and the running sums per group."""
 
     clock: int = 0
-    ts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    ts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # or their marks
     group: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     values: np.ndarray | None = None  # [events, arguments], NaN = null
     keys: list[np.ndarray] = field(default_factory=list)  # group keys, one array per column
@@ -59,17 +69,20 @@ class SlidingState:
 
 def process(state: SlidingState, spec: WindowSpec, ts: np.ndarray, passing: np.ndarray,
             keys: Sequence[np.ndarray], values: np.ndarray,
-            selected: Mapping[str, np.ndarray]) -> Emitted:
+            selected: Mapping[str, np.ndarray], clock: np.ndarray | None = None) -> Emitted:
     """One micro-batch, rows in ``_seq`` order: updates ``state``, returns the outputs.
 
     ``keys`` are the group columns of all rows, ``values`` the arguments ([rows, args], NaN
-    for null), ``selected`` the columns the query selects."""
+    for null), ``selected`` the columns the query selects. ``clock``, for an operator that
+    sees only some of the stream's rows, is the stream's running clock at each row; then
+    every row of the stream must pass (no filter), see the module's docstring."""
     n, width = len(ts), len(spec.argument_columns)
     if state.values is None:
         state.values, state.sums = np.empty((0, width)), np.empty((0, width))
         state.counts = np.empty((0, width), np.int64)
     assert state.sums is not None and state.counts is not None
-    clock = np.maximum.accumulate(np.maximum(ts, state.clock)) if n else ts
+    marks = ts if clock is None else clock  # what each element's expiry is compared with
+    clock = np.maximum.accumulate(np.maximum(marks, state.clock)) if n else marks
     if n:
         state.clock = int(clock[-1])
     threshold = clock - spec.span
@@ -77,9 +90,9 @@ def process(state: SlidingState, spec: WindowSpec, ts: np.ndarray, passing: np.n
     codes = _group_codes(state, [k[rows] for k in keys], len(rows))
     _grow(state, len(state.keys[0]) if keys else 1, width)
     old, adds = len(state.ts), len(rows)
-    new_ts = ts[rows]
+    new_ts, new_marks = ts[rows], marks[rows]
     due = np.concatenate([np.searchsorted(threshold, state.ts, "left"),
-                          np.maximum(rows + 1, np.searchsorted(threshold, new_ts, "left"))])
+                          np.maximum(rows + 1, np.searchsorted(threshold, new_marks, "left"))])
     leave = np.maximum.accumulate(due) if len(due) else due
     gone = int(np.searchsorted(leave, n, "left"))  # `leave` is sorted: the expired lead
     all_group = np.concatenate([state.group, codes])
@@ -113,7 +126,7 @@ def process(state: SlidingState, spec: WindowSpec, ts: np.ndarray, passing: np.n
     sizes[add_rows] = sized[is_add]
     state.sizes[groups] = sized[ends]
 
-    state.ts = np.concatenate([state.ts, new_ts])[gone:]
+    state.ts = np.concatenate([state.ts, new_marks])[gone:]
     state.group, state.values = all_group[gone:], all_values[gone:]
     _drop_fresh_groups(state)
     return Emitted(rows, new_ts, np.zeros(adds, np.int64), sums, counts, sizes,

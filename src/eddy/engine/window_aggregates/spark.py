@@ -1,5 +1,13 @@
 """The Spark side of the vectorised window operators: the plan around them and the
-``applyInPandasWithState`` function that hosts them (one state key, like the runtime's)."""
+``applyInPandasWithState`` function that hosts them.
+
+One state key, like the runtime's, unless the query is a ``#window.time`` with ``group by``
+and no filter and the source supplies the stream's running clock
+(:data:`~eddy.engine.layout.CLOCK`): then the state is split into :data:`BUCKETS` hash
+buckets of the group key, spread over the shuffle partitions (so over the cores), and each
+bucket expires by the clock its rows carry (:mod:`.sliding_time` says why that is exact).
+A batch window stays on one key: a group's place in a flush depends on the other groups.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +21,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
-from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TS, InputLayout, \
-    spark_type
+from eddy.engine.layout import CLOCK, OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TICK_STREAM, \
+    TS, InputLayout, spark_type
 from eddy.engine.native import spark_compiler
 from eddy.engine.runtime.query_builder import UnsupportedQuery
 from eddy.engine.window_aggregates import sliding_time, time_batch
@@ -24,9 +32,12 @@ from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
-EVENT = "_event"  # the row is an event of the query's stream (not an on-demand query)
-PASS = "_pass"    # ... and passes the filters in front of the window
+EVENT = "_event"  # the row is not an on-demand query
+PASS = "_pass"    # the row is an event of the query's stream that passes the filters
 POSITION = "_i"
+BUCKETS = 16
+"""State keys of a split operator: a few per core, so that uneven buckets still balance, and
+fixed, since a checkpoint's state is keyed by them."""
 _NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
 
 
@@ -47,14 +58,20 @@ def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: Da
         passes = passes & F.coalesce(compiler.compile_condition(condition), F.lit(False))
     needed = sorted({*spec.group_columns, *spec.argument_columns,
                      *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
-    rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM))
-            .select(SEQ, TS, is_event.alias(EVENT),
-                    F.coalesce(passes, F.lit(False)).alias(PASS), *needed))
+    split = splits(plan, source)
+    # heartbeats move the clock (a batch window's flush), but not a split operator's
+    streams = [plan.stream, STORE_STREAM] + ([] if split else [TICK_STREAM])
+    rows = (source.where(F.col(STREAM).isin(*streams))
+            .select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
+                    F.coalesce(passes, F.lit(False)).alias(PASS), *needed,
+                    *([CLOCK] if split else [])))
+    key = F.pmod(F.hash(*(F.col(c) for c in spec.group_columns)), F.lit(BUCKETS)) \
+        if split else F.lit(0)
     schema = [f"{SEQ} long", f"{TS} long"] + \
         ([f"{POSITION} int"] if spec.window == "timeBatch" else []) + \
         [f"o{i} {spark_type(out.type).simpleString()}" for i, out in enumerate(spec.outputs)]
-    computed = (rows.withColumn("_key", F.lit(0)).groupBy("_key")
-                .applyInPandasWithState(make_step(spec), ", ".join(schema), "state binary",
+    computed = (rows.withColumn("_key", key).groupBy("_key")
+                .applyInPandasWithState(make_step(spec, split), ", ".join(schema), "state binary",
                                         "append", GroupStateTimeout.NoTimeout))
     values = [F.col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
     if spec.window == "time":  # an input reaching the query
@@ -68,11 +85,19 @@ def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: Da
     return result.select(*(F.col(f.name).cast(f.dataType) for f in OUTPUT_SCHEMA.fields))
 
 
+def splits(plan: WindowPlan, source: DataFrame) -> bool:
+    """Whether the operator can be split by key (see the module's docstring)."""
+    spec = plan.spec
+    return spec.window == "time" and bool(spec.group_columns) and not plan.filters \
+        and CLOCK in source.columns
+
+
 StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]
 
 
-def make_step(spec: WindowSpec) -> StepFunction:
-    """The ``applyInPandasWithState`` function: one call per micro-batch."""
+def make_step(spec: WindowSpec, split: bool = False) -> StepFunction:
+    """The ``applyInPandasWithState`` function: one call per state key and micro-batch
+    (``split``: the rows carry the stream's clock)."""
     module = sliding_time if spec.window == "time" else time_batch
     fresh = sliding_time.SlidingState if spec.window == "time" else time_batch.BatchState
     selected = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
@@ -89,10 +114,15 @@ def make_step(spec: WindowSpec) -> StepFunction:
         values = np.stack([pdf[c].to_numpy(np.float64, na_value=np.nan)
                            for c in spec.argument_columns], axis=1) \
             if spec.argument_columns else np.empty((len(pdf), 0))
-        emitted = module.process(window, spec, pdf[TS].to_numpy(np.int64),
-                                 pdf[PASS].to_numpy(bool),
-                                 [pdf[c].to_numpy() for c in spec.group_columns], values,
-                                 {c: pdf[c].to_numpy() for c in selected})
+        ts, passing = pdf[TS].to_numpy(np.int64), pdf[PASS].to_numpy(bool)
+        keys = [pdf[c].to_numpy() for c in spec.group_columns]
+        columns = {c: pdf[c].to_numpy() for c in selected}
+        if split:
+            assert isinstance(window, sliding_time.SlidingState)
+            emitted = sliding_time.process(window, spec, ts, passing, keys, values, columns,
+                                           clock=pdf[CLOCK].to_numpy(np.int64))
+        else:
+            emitted = module.process(window, spec, ts, passing, keys, values, columns)
         state.update((pickle.dumps(window, protocol=pickle.HIGHEST_PROTOCOL),))
         yield output_frame(spec, emitted, pdf[SEQ].to_numpy())
 

@@ -107,10 +107,11 @@ class HttpServerPool:
         with self._lock:
             server = self._servers.get(port) if port else None
             if server is None:
-                server = _Server(host, port)
+                server = _Server(host, port, {path: handler})  # routed before it listens
                 server.start()
                 self._servers[server.port] = server
-            elif server.host != host:
+                return server.port
+            if server.host != host:
                 raise SourceError(f"port {port} is served on {server.host} for other sources; "
                                   f"an HTTP source cannot bind it on {host} too")
             if path in server.routes:

@@ -14,6 +14,12 @@ The answer says what became of them, and a 200 means they are durably on the bus
 * **503** with ``Retry-After`` — the stream's consumers are too far behind
   (``IoConfig.behind``), or the bus could not store the events; nothing was stored.
 
+A request with an ``Idempotency-Key`` header (any text up to 200 characters, unique per
+request of the client) is stored at most once: sent again with the same key — because the
+answer was lost, or eddy was killed before it answered — it is answered 200 again and adds
+nothing to the bus (as long as the bus keeps the first copy: its retention, or the NATS
+bus's duplicate window). A client that retries with the key gets exactly-once ingestion.
+
 Options (WSO2 siddhi-io-http): ``receiver.url`` (default
 ``http://0.0.0.0:9763/<app>/<stream>``), ``basic.auth.enabled``,
 ``request.size.validation.configuration`` (``request.size.validation:true,
@@ -21,7 +27,7 @@ request.size.validation.maximum.value:<bytes>``) and ``worker.count`` (accepted;
 run on a thread pool). TLS (``https://``) is not served: terminate it in front.
 
 Guarantee: at-least-once — an event is acknowledged only once it is on the bus; a client
-that retries after a timeout may send it twice.
+that retries after a timeout without an ``Idempotency-Key`` may send it twice.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from eddy.bus.arrow_codec import now_ms
-from eddy.io.api import Deliver, Guarantee, Source
+from eddy.io.api import DedupKey, Deliver, Guarantee, Source
 from eddy.io.config import Authenticate, Behind
 from eddy.io.errors import SourceError
 from eddy.io.ingest import Ingest
@@ -48,6 +54,7 @@ from eddy.io.metrics import REQUESTS_REJECTED, IoMetrics
 from eddy.io.sources.http_server import HttpServerPool
 
 _FAULTS_SHOWN = 20
+_MAX_KEY_CHARS = 200
 _STOP_TIMEOUT_S = 30.0
 
 
@@ -137,13 +144,20 @@ class HttpSource(Source):
         refusal = self._refusal(request)
         if refusal is None:
             body, refusal = await self._body(request)
+        dedup = None
+        key = request.headers.get("idempotency-key")
+        if refusal is None and key is not None:
+            if not key.strip() or len(key) > _MAX_KEY_CHARS:
+                refusal = _error(400, f"Idempotency-Key must be 1 to {_MAX_KEY_CHARS} "
+                                      f"characters")
+            dedup = DedupKey(f"http:{self.receiver.path}:{key.strip()}", 0)
         if refusal is not None:
             self.metrics.add(REQUESTS_REJECTED, self.stream)
             return refusal
         with self._idle:
             self._in_flight += 1
         try:
-            return await run_in_threadpool(self._receive, body, _charset(request))
+            return await run_in_threadpool(self._receive, body, _charset(request), dedup)
         finally:
             with self._idle:
                 self._in_flight -= 1
@@ -198,7 +212,8 @@ class HttpSource(Source):
                 return b"", self._too_large()
         return bytes(body), None
 
-    def _receive(self, body: bytes, charset: str | None) -> Response:
+    def _receive(self, body: bytes, charset: str | None,
+                 dedup: DedupKey | None = None) -> Response:
         """Maps and lands one request's events (on a pool thread: mapping and the bus block)."""
         assert self._deliver is not None
         ts = now_ms()
@@ -212,10 +227,10 @@ class HttpSource(Source):
         mapped = self.ingest.map([payload])
         try:
             if mapped.faults:
-                self.ingest.reject(self._deliver, mapped, ts)
+                self.ingest.reject(self._deliver, mapped, ts, dedup=dedup)
                 self.metrics.add(REQUESTS_REJECTED, self.stream)
                 return _rejection(mapped)
-            self.ingest.land(self._deliver, mapped, ts)
+            self.ingest.land(self._deliver, mapped, ts, dedup=dedup)
         except Exception as error:  # the bus failed: nothing is acknowledged
             self.metrics.add(REQUESTS_REJECTED, self.stream)
             return _error(503, f"the events could not be stored ({error}); nothing was "

@@ -14,7 +14,13 @@ The reference keeps partials in a chain of executors and writes each bucket to i
 granularity's table when it closes; a read merges the table rows inside ``within`` with the
 not-yet-flushed partials of the finer executors. Keeping every granularity's rows up to
 date per event gives exactly what that merge gives (one row per bucket and group, over all
-events so far) without the chain.
+events so far) without the chain. A batch of events given as columns takes the vectorised
+twin of this path (:meth:`AggregationRuntime.add_columns`, :mod:`.vectorised`).
+
+Storage: in memory (:mod:`.store`), or ``@store(type='rdbms', …)`` in WSO2's tables
+(:mod:`.rdbms`: idempotent writes at each micro-batch's end, ``SHARD_ID`` per node when
+sharded, :mod:`eddy.store.aggregation_settings`). ``@purge`` (:mod:`eddy.lang.aggregation_purge`)
+deletes old buckets every interval, by the wall clock as in the reference.
 
 Read path. :meth:`AggregationRuntime.find` returns the rows of the ``per`` granularity whose
 bucket start lies in ``[start, end)``, rows of several shards merged, each as
@@ -23,9 +29,11 @@ bucket start lies in ``[start, end)``, rows of several shards merged, each as
 
 from __future__ import annotations
 
+import time as wall_clock
 from collections.abc import Callable
 from typing import Any
 
+from eddy.engine.runtime.aggregation.rdbms import aggregation_layout, rdbms_store
 from eddy.engine.runtime.aggregation.store import (
     AggregationStore,
     BaseValues,
@@ -39,12 +47,16 @@ from eddy.engine.runtime.aggregation.timeutil import (
     to_millis,
 )
 from eddy.engine.runtime.aggregation.values import BasePlan
+from eddy.engine.runtime.aggregation.vectorised import column_aggregator
 from eddy.engine.runtime.context import Context, Path
 from eddy.engine.runtime.events import CURRENT, Event, float_key
 from eddy.engine.runtime.expressions import ExpressionCompiler
 from eddy.lang import ast
+from eddy.lang.aggregation_purge import purge_policy
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, StreamInfo
+from eddy.store.aggregation_settings import NodeSettings, node_settings, shard_of
+from eddy.store.connect import StoreError
 
 __all__ = ["AggregationRuntime", "build_aggregations"]
 
@@ -57,7 +69,7 @@ class AggregationRuntime:
 
     def __init__(self, info: StreamInfo, analyzed: AnalyzedApp, context: Context,
                  compiler: CompilerFactory, store: AggregationStore | None = None,
-                 shard_id: str | None = None) -> None:
+                 shard_id: str | None = None, settings: NodeSettings | None = None) -> None:
         definition = info.definition
         assert isinstance(definition, ast.AggregationDefinition)
         assert definition.input is not None
@@ -65,9 +77,10 @@ class AggregationRuntime:
         self.definition = definition
         self.input = definition.input.stream
         self.context = context
-        self.shard_id = shard_id
+        settings = settings if settings is not None else node_settings()
+        self.shard_id = shard_id if shard_id is not None else shard_of(definition, settings)
         self.granularities = tuple(g for g in GRANULARITIES if g in definition.granularities)
-        self.store: AggregationStore = store or InMemoryAggregationStore(self.granularities)
+        self.purge = purge_policy(definition)
         source = analyzed.streams[self.input]
         positions = {a.name: i for i, a in enumerate(source.attributes)}
 
@@ -84,8 +97,26 @@ class AggregationRuntime:
         self.event_time: Getter | None = None
         if definition.aggregate_by is not None:
             self.event_time = flat.compile(definition.aggregate_by)
+        self.store: AggregationStore = store or self._store(settings, source.attributes)
+        self.columns = column_aggregator(self, source.attributes)
+        """The vectorised write path (:meth:`add_columns`), if it applies."""
         self.arrival = -1  # latest arrival time seen (state)
+        self.next_purge: float | None = None  # wall-clock millis of the next purge (state)
+        self._reopen = -1  # the arrival time at which the store must be told again
         self._buckets: tuple[int, tuple[int, ...]] = (-1, ())
+
+    def _store(self, settings: NodeSettings, attributes: tuple[ast.Attribute, ...]
+               ) -> AggregationStore:
+        annotation = ast.find_annotation(self.definition.annotations, "store")
+        kind = (annotation.get("type") or "") if annotation is not None else "inMemory"
+        if annotation is None or kind.lower() in ("inmemory", "in-memory", ""):
+            return InMemoryAggregationStore(self.granularities)
+        if kind.lower() != "rdbms":
+            raise StoreError(f"aggregation '{self.name}': store type '{kind}' is not supported "
+                             "(use type='rdbms' or no @store for memory)")
+        layout = aggregation_layout(self.definition, self.plan, attributes,
+                                    self.granularities, self.shard_id is not None)
+        return rdbms_store(annotation, layout, settings, self.shard_id)
 
     # -- write path -------------------------------------------------------------------------
     def receive(self, chunk: list[Event], path: Path) -> None:
@@ -96,11 +127,17 @@ class AggregationRuntime:
             if self.filters and not all(f(event) for f in self.filters):
                 continue
             self.add(event)
+        if self.next_purge is None and self.purge.enabled:
+            # The first run is one interval after the first event, as the reference
+            # schedules it one interval after start.
+            self.next_purge = wall_clock.time() * 1000 + self.purge.interval
 
     def add(self, event: Event) -> None:
         """Adds one (filtered) input event."""
         if event[1] > self.arrival:
             self.arrival = event[1]
+        if self.arrival >= self._reopen:
+            self._reopen = self.store.open(self.arrival)
         if self.event_time is None:
             time = self.arrival
         else:
@@ -121,6 +158,13 @@ class AggregationRuntime:
                 store.upsert(granularity, [(key, row)])
             else:
                 plan.add(row, event, time)
+
+    def add_columns(self, ts: Any, columns: Any) -> None:
+        """Adds a batch of input events given as numpy columns (arrival times, then one
+        array per input attribute): the same rows as :meth:`receive`, vectorised."""
+        if self.columns is None:
+            raise AggregationTimeError(f"aggregation '{self.name}' has no vectorised path")
+        self.columns.add(ts, columns)
 
     def _starts(self, time: int) -> tuple[int, ...]:
         second = time - time % 1000
@@ -154,11 +198,30 @@ class AggregationRuntime:
         return [plan.select(timestamp, row) for (timestamp, _), row in merged.items()]
 
     # -- state --------------------------------------------------------------------------------
+    def purge_due(self, now: float | None = None) -> bool:
+        """Runs ``@purge`` if its interval has passed (wall clock, as in the reference);
+        returns whether it ran."""
+        now = wall_clock.time() * 1000 if now is None else now
+        if self.next_purge is None or now < self.next_purge:
+            return False
+        for granularity in self.granularities:
+            retention = self.purge.retention.get(granularity)
+            if retention is not None:
+                self.store.purge(granularity, int(now) - retention)
+        self.next_purge = now + self.purge.interval
+        return True
+
     def get_state(self) -> dict[str, Any]:
-        return {"arrival": self.arrival, "store": self.store.get_state()}
+        """The state at a micro-batch's end: an external store writes its changed rows
+        here, before Spark commits the state (see :mod:`.rdbms`)."""
+        self.purge_due()
+        return {"arrival": self.arrival, "next_purge": self.next_purge,
+                "store": self.store.get_state()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.arrival = state["arrival"]
+        self.next_purge = state.get("next_purge")
+        self._reopen = -1
         self.store.set_state(state["store"])
 
 

@@ -9,14 +9,9 @@ column (``AGG_SUM_x``, ``AGG_COUNT``, ``AGG_MIN_x``, ``AGG_MAX_x``, ``AGG_SET_x`
 
 :class:`AggregationStore` is the interface the runtime writes and reads through.
 :class:`InMemoryAggregationStore` is the default; its contents are plain picklable data and
-travel in the runtime's snapshot. An RDBMS store (``@store(type='rdbms', …)``) implements
-the same interface with one table per granularity named as WSO2 names them
-(``<A>_SECONDS`` … ``<A>_YEARS``; columns ``AGG_TIMESTAMP``, ``AGG_EVENT_TIMESTAMP``,
-``SHARD_ID``, the group-by attributes, the plain attributes, ``AGG_LAST_EVENT_TIMESTAMP``
-and the base columns; primary key ``AGG_TIMESTAMP, SHARD_ID, AGG_EVENT_TIMESTAMP,
-group-by``): ``upsert`` replaces whole rows, so replaying a micro-batch is idempotent, and
-``scan`` is a range query on ``AGG_TIMESTAMP``; its ``get_state`` returns nothing, as the
-rows live in the database.
+travel in the runtime's snapshot. The RDBMS store (``@store(type='rdbms', …)``,
+:mod:`eddy.engine.runtime.aggregation.rdbms`) keeps WSO2's tables and only the rows of
+open arrival buckets in memory.
 """
 
 from __future__ import annotations
@@ -47,6 +42,15 @@ class AggregationStore(Protocol):
              ) -> Iterator[tuple[BucketKey, BaseValues]]:
         """The rows of ``granularity`` with ``start <= AGG_TIMESTAMP < end``, oldest bucket
         first, rows of one bucket in insertion order."""
+        ...
+
+    def open(self, arrival: int) -> int:
+        """The arrival clock moved to ``arrival``; returns the arrival time at which the
+        store must be told again (a bucket of some granularity closes then)."""
+        ...
+
+    def purge(self, granularity: str, before: int) -> None:
+        """Deletes the rows of ``granularity`` whose bucket starts before ``before``."""
         ...
 
     def get_state(self) -> Any:
@@ -86,6 +90,14 @@ class InMemoryAggregationStore:
         for timestamp in sorted(t for t in buckets if start <= t < end):
             for (shard, group), values in buckets[timestamp].items():
                 yield (timestamp, shard, group), values
+
+    def open(self, arrival: int) -> int:
+        return 1 << 62  # every bucket is one row over all arrivals: nothing closes
+
+    def purge(self, granularity: str, before: int) -> None:
+        buckets = self.rows[granularity]
+        for timestamp in [t for t in buckets if t < before]:
+            del buckets[timestamp]
 
     def get_state(self) -> Any:
         return self.rows

@@ -46,6 +46,8 @@ class BaseColumn:
     name: str
     arg: Getter | None
     floating: bool = False
+    type: AttrType = AttrType.LONG
+    """The argument's type (LONG for ``count()``): the column type of a stored row."""
 
 
 def _column_suffix(expr: ast.Expression) -> str:
@@ -86,10 +88,11 @@ class BasePlan:
         if found is not None:
             return found
         getter = self._arg_compiler.compile(arg) if arg is not None else None
-        floating = arg is not None and self.type_of(arg) in _FLOATING
+        arg_type = self.type_of(arg) if arg is not None else AttrType.LONG
+        floating = arg_type in _FLOATING
         name = f"AGG_{kind}_{suffix}" if arg is not None else f"AGG_{kind}"
         self._index[key] = len(self.columns)
-        self.columns.append(BaseColumn(kind, name, getter, floating))
+        self.columns.append(BaseColumn(kind, name, getter, floating, arg_type))
         return self._index[key]
 
     def _bases_of(self, call: ast.FunctionCall) -> list[int]:

@@ -10,6 +10,8 @@ the three functions below.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from eddy.engine.runtime.context import Context
 from eddy.engine.runtime.expressions import CompileError
 from eddy.engine.runtime.pattern.compile import MachineBuilder, absent_scheduler_keys
@@ -17,6 +19,7 @@ from eddy.engine.runtime.pattern.matcher import PatternQueryRuntime
 from eddy.engine.runtime.pattern.references import PatternExpressions, References
 from eddy.engine.runtime.pattern.select import build_limiter, build_selector
 from eddy.engine.runtime.query_builder import SchedulerIndex, UnsupportedQuery
+from eddy.engine.runtime.table import Table
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.walk import state_streams
@@ -54,13 +57,15 @@ def pattern_scheduler_keys(info: QueryInfo) -> list[str]:
 
 
 def build_pattern_query(info: QueryInfo, analyzed: AnalyzedApp, context: Context,
-                        scheduler_index: SchedulerIndex) -> PatternQueryRuntime:
-    """The runtime of one pattern or sequence query; raises :class:`UnsupportedQuery`."""
+                        scheduler_index: SchedulerIndex,
+                        tables: Mapping[str, Table] | None = None) -> PatternQueryRuntime:
+    """The runtime of one pattern or sequence query; raises :class:`UnsupportedQuery`.
+    ``tables`` are the group's, for ``in T`` conditions."""
     reason = pattern_unsupported_reason(info)
     if reason is not None:
         raise UnsupportedQuery(info.id, reason)
     try:
-        references = References(info, analyzed)
+        references = References(info, analyzed, tables)
         compiler = PatternExpressions(references, context)
         machine = MachineBuilder(info, analyzed, context, scheduler_index, compiler).build()
         selector = build_selector(info, references, context)

@@ -5,9 +5,9 @@ closure finds a value in a :class:`~eddy.engine.runtime.pattern.match.Match`. Th
 rules are the reference's (``ExpressionParser.parseVariable``):
 
 - in a state's filter, a reference without an index reads the *last* event of the state's
-  chain (``SiddhiConstants.CURRENT``); in the selector it reads the *first* (index 0), and a
-  counting state named without an index (``select e1.x``) is a list in the reference, which
-  eddy does not support;
+  chain (``SiddhiConstants.CURRENT``); in the selector it reads the *first* (index 0), but a
+  counting state named without an index (``select e1.x``) is the list of every event's
+  value (an OBJECT attribute, as the analyser types it);
 - ``[last]`` is the last event, ``[last-1]`` the one before; a missing event gives null;
 - inside the filter of counting state ``e2``, ``e2[last]`` means the event *before* the one
   being tested (that one is already the chain's last), so the index shifts by one.
@@ -17,14 +17,16 @@ A filter's closure reads the match itself; a selector's reads ``(kind, ts, match
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from eddy.engine.runtime.context import Context
-from eddy.engine.runtime.expressions import CompileError, ExpressionCompiler
+from eddy.engine.runtime.expressions import CompileError
 from eddy.engine.runtime.pattern.match import Match, pick
 from eddy.engine.runtime.selector import Frame
+from eddy.engine.runtime.table import Table
+from eddy.engine.runtime.table_query import TableExpressionCompiler
 from eddy.lang import ast
 from eddy.lang.inputs import source_of
 from eddy.lang.scope import Scope, SemanticError, Source
@@ -49,13 +51,16 @@ class Current:
 
 
 class References:
-    """Maps the analyser's sources (one per named state) to the runtime's state ids."""
+    """Maps the analyser's sources (one per named state) to the runtime's state ids;
+    ``tables`` are the group's, which conditions may test (``(T.k == k) in T``)."""
 
-    def __init__(self, info: QueryInfo, analyzed: AnalyzedApp) -> None:
+    def __init__(self, info: QueryInfo, analyzed: AnalyzedApp,
+                 tables: Mapping[str, Table] | None = None) -> None:
         stream = info.query.input
         assert isinstance(stream, ast.StateInputStream)
         self.info = info
         self.analyzed = analyzed
+        self.tables: Mapping[str, Table] = tables or {}
         self.scope: Scope = info.scope
         elements = [s for s in walk_states(stream.state) if isinstance(s, ast.StreamStateElement)]
         self.source_index = {id(e): i for i, e in enumerate(elements)}
@@ -103,10 +108,7 @@ class References:
         position = next(i for i, a in enumerate(source.attributes) if a.name == var.attribute)
         index = self.index(var.stream, var.stream_index, current, state_id)
         if index is None:
-            raise CompileError(f"'{var.stream}.{var.attribute}' names all events of a counting "
-                               "state; select one, e.g. "
-                               f"'{var.stream}[0].{var.attribute}' or "
-                               f"'{var.stream}[last].{var.attribute}'")
+            return chain_values(state_id, position)
         return chain_value(state_id, index, position, state_id in self.counted)
 
     def index(self, stream: str | None, index: int | None, current: Current | None,
@@ -136,6 +138,16 @@ class References:
         return missing
 
 
+def chain_values(state_id: int, position: int) -> MatchGetter:
+    """Attribute ``position`` of every event of a state's chain, as a list (the reference's
+    ``MultiValueVariableFunctionExecutor``: ``select e1.x`` of a counting state); empty
+    when the state has no event, as the reference's walk of a missing chain gives."""
+    def values(match: Match) -> list[Any]:
+        chain = match.slots[state_id]
+        return [] if chain is None else [event[1][position] for event in chain]
+    return values
+
+
 def chain_value(state_id: int, index: int, position: int, counted: bool) -> MatchGetter:
     """Attribute ``position`` of event ``index`` of a state's chain, None if missing."""
     if not counted and index in (0, -1):
@@ -151,9 +163,11 @@ def chain_value(state_id: int, index: int, position: int, counted: bool) -> Matc
     return indexed
 
 
-class PatternExpressions(ExpressionCompiler):
+class PatternExpressions(TableExpressionCompiler):
     """Compiles a pattern query's expressions over matches (filters) or ``(kind, ts,
-    match)`` events (selector), handling the pattern-only forms the base compiler cannot."""
+    match)`` events (selector), handling the pattern-only forms the base compiler cannot;
+    ``expr in T`` reads the group's tables as in any other query (the reference's
+    ``ExpressionParser`` has the same table map for every query kind)."""
 
     def __init__(self, references: References, context: Context, frame: Frame | None = None,
                  track_future: bool = False, destroy_groups: bool = False) -> None:
@@ -163,7 +177,7 @@ class PatternExpressions(ExpressionCompiler):
             raise CompileError(f"'{var.attribute}' needs a pattern resolver")
 
         super().__init__(analyzed.type_of, no_position, context, frame, track_future,
-                         destroy_groups)
+                         destroy_groups, tables=references.tables)
         self.references = references
         self.current: Current | None = None
 

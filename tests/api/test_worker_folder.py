@@ -1,5 +1,7 @@
 """The deployment folder: dropping, editing and deleting ``.siddhi`` files deploys, redeploys
-and undeploys apps within 2 s while events flow; a faulty file never blocks the others."""
+and undeploys apps within 2 s while events flow; a faulty file never blocks the others.
+
+These run on the API tests' worker (one Spark start less for the suite), beside its apps."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ insert into Expensive;
 
 def _noticed(worker: WorkerProcess, app: str, changed: Callable[[dict[str, Any]], bool]) -> None:
     """Waits (at most 2 s) until the worker's view of ``app`` satisfies ``changed``."""
-    wait_for(lambda: changed(worker.status(app)), NOTICE_S, f"the worker to notice {app}",
-             interval=0.05)
+    with worker.client() as client:
+        wait_for(lambda: changed(worker.status(app, client)), NOTICE_S,
+                 f"the worker to notice {app}", interval=0.05)
 
 
 def test_drop_edit_and_delete_a_file_while_events_flow(worker: WorkerProcess) -> None:
@@ -43,9 +46,10 @@ def test_drop_edit_and_delete_a_file_while_events_flow(worker: WorkerProcess) ->
     _noticed(worker, "Filter", lambda s: s["status"] == "absent")
     with worker.client() as client:
         assert "Filter" not in client.get("/siddhi-apps").json()
-    log = worker.log.read_text()
-    assert "deployment folder: Filter.siddhi deleted" in log
-    assert "undeployed app Filter" in log
+    assert "deployment folder: Filter.siddhi deleted" in worker.log.read_text()
+    # Logged once the app's query has stopped, which may take longer than noticing.
+    wait_for(lambda: "undeployed app Filter" in worker.log.read_text(), 30,
+             "the undeployment to finish")
 
 
 def test_a_faulty_file_is_faulty_with_its_error_and_blocks_nothing(
@@ -67,11 +71,11 @@ def test_a_faulty_file_is_faulty_with_its_error_and_blocks_nothing(
     assert "Broken.siddhi:3:7: error: attribute 'b' does not exist" in worker.log.read_text()
     with worker.client() as client:
         assert client.get("/siddhi-apps/Broken").json()["content"].startswith("@App:name")
-        assert client.get("/siddhi-apps", params={"isActive": "true"}).json() == ["Stock"]
+        active = client.get("/siddhi-apps", params={"isActive": "true"}).json()
+        assert "Stock" in active and not {"Broken", "Misnamed"} & set(active)
         query = client.post("/stores/query", json={"appName": "Stock",
                                                    "query": "from Last select symbol, price"})
-        assert query.status_code == 500
-        assert query.json()["message"].startswith("Cannot query: ")
+        assert query.status_code == 200 and query.json() == {"records": []}
         assert client.post("/stores/query", json={"appName": "Broken",
                                                   "query": "from T select *"}).status_code == 404
         # A fixed file takes the app out of faulty.

@@ -1,0 +1,360 @@
+"""Stateful CEP through Spark: eddy's compiled plan against a hand-written PySpark job.
+
+Three apps over the same kind of input, each run by eddy (``compile_group``, its real plan:
+the per-event runtime in ``applyInPandasWithState``) and, where one can compute the same, by
+the best hand-written PySpark equivalent, in the same SparkSession and on the same spool:
+
+(a) ``pattern-part``: the seed's query-2 (``examples/temperature.siddhi``) inside
+    ``partition with (roomNo of TempStream)``:
+    ``every(e1=TempStream) -> e2=TempStream[e1.roomNo == roomNo and (e1.temp + 5) <= temp]
+    within 10 min``. Hand-written: ``applyInPandasWithState`` keyed by 4 hash buckets of
+    roomNo, the bucket's pending ``e1`` events (room, ts, temp) as three numpy blobs, a
+    Python loop over the batch's events with a dict of each room's pending lists: expire
+    what is older than 10 min, complete (in arrival order) every pending ``e1`` with
+    ``temp + 5 <= temp'``, then the event waits itself.
+(b) ``pattern``: the same query exactly as written (unpartitioned, one state key; its
+    pending matches indexed by ``e1.roomNo``). Its output equals (a)'s for in-order
+    timestamps; the hand-written job is (a)'s.
+(c) ``join``: ``from L#window.length(1000) join R#window.length(1000) on L.k == R.k``.
+    Hand-written: one state key (the windows are global, as in Siddhi), each side's last
+    1,000 events as numpy blobs and a Python loop with a dict from key to the other side's
+    window values, the same per-event semantics (an arriving event joins the other side's
+    window contents at that moment).
+
+Input: ``--events`` events written once as spool chunks; TempStream events 100 ms apart in
+event time, roomNo uniform over 1,000 rooms, temp ~ N(30, 10); for (c) L and R alternate,
+k uniform over 1,000 keys. Every job reads the spool in micro-batches of ``--batch-rows``
+and counts its output rows in ``foreachBatch`` (both sides alike), so the two sides' output
+counts are compared too.
+
+Per job: events/s = input rows / wall time of the steady-state micro-batches (all but the
+first ``--warmup``), p50/p99 of their ``triggerExecution``, and the state store's size
+(``stateOperators[0].memoryUsedBytes``) after the first and the last steady batch.
+
+Run: .venv/bin/python bench/cep_throughput.py [--events 400000] [--batch-rows 100000]
+     [--cases pattern-part,pattern,join] [--sides eddy,hand] [--repeat 1]
+     .venv/bin/python bench/cep_throughput.py --in-process --events 100000  (no Spark)
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from engine_throughput import Measured, measure  # bench/ is the script's directory
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+
+from eddy.engine.group_query import compile_group
+from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout
+from eddy.engine.session import get_spark
+from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
+from eddy.lang import check
+
+TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"
+QUERY2 = ("from every( e1=TempStream ) -> e2=TempStream[e1.roomNo == roomNo and "
+          "(e1.temp + 5) <= temp ] within 10 min "
+          "select e1.roomNo, e1.temp as initialTemp, e2.temp as finalTemp "
+          "insert into AlertStream;")
+JOIN = ("define stream L (k int, v double);\ndefine stream R (k int, w double);\n"
+        "from L#window.length(1000) join R#window.length(1000) on L.k == R.k "
+        "select L.k, L.v, R.w insert into Joined;")
+APPS = {
+    "pattern-part": TEMP + "partition with (roomNo of TempStream) begin\n" + QUERY2 + "\nend;",
+    "pattern": TEMP + QUERY2,
+    "join": JOIN,
+}
+HEADER = "@app:name('CepBench')\n@app:playback\n"
+START_TS = 1_700_000_000_000
+STEP_MS = 100
+ROOMS = 1_000
+WITHIN_MS = 10 * 60_000
+JOIN_LENGTH = 1_000
+CHUNK_ROWS = 100_000
+BUCKETS = 4
+
+
+# -- input ------------------------------------------------------------------------------------
+def write_spool(directory: Path, layout: InputLayout, events: int, join: bool) -> None:
+    """The input of one app, as spool chunks of ``CHUNK_ROWS`` events."""
+    rng = np.random.default_rng(42)
+    schema = layout.arrow_schema()
+    for start in range(0, events, CHUNK_ROWS):
+        n = min(CHUNK_ROWS, events - start)
+        seq = np.arange(start, start + n, dtype=np.int64)
+        data: dict[str, Any] = {SEQ: seq, TS: START_TS + STEP_MS * seq}
+        if join:
+            left = seq % 2 == 0
+            data[STREAM] = pa.array(np.where(left, "L", "R").tolist())
+            keys = rng.integers(0, ROOMS, n, dtype=np.int32)
+            values = rng.normal(30.0, 10.0, n)
+            for name, mask in (("L", left), ("R", ~left)):
+                k_col, v_col = layout.columns(name)
+                data[k_col] = pa.array(keys, mask=~mask)
+                data[v_col] = pa.array(values, mask=~mask)
+        else:
+            data[STREAM] = pa.array(["TempStream"] * n)
+            device, room, temp = layout.columns("TempStream")
+            data[device] = seq
+            data[room] = rng.integers(0, ROOMS, n, dtype=np.int32)
+            data[temp] = rng.normal(30.0, 10.0, n)
+        for field in schema:
+            if field.name not in data:
+                data[field.name] = pa.nulls(n, field.type)
+        append_chunk(directory, pa.table(data, schema=schema))
+
+
+# -- the hand-written jobs ----------------------------------------------------------------------
+def _rising_temp(key: tuple[Any, ...], frames: Iterator[pd.DataFrame],
+                 state: GroupState) -> Iterator[pd.DataFrame]:
+    """The events of one bucket of rooms in a micro-batch through query-2's state machine,
+    each room's pending ``e1`` events in arrival order."""
+    new = pd.concat(list(frames)).sort_values(SEQ, kind="stable")
+    pending: dict[int, tuple[list[int], list[float]]] = {}
+    if state.exists:
+        blob_room, blob_ts, blob_temp = state.get
+        for room, ts, temp in zip(np.frombuffer(blob_room, np.int32).tolist(),
+                                  np.frombuffer(blob_ts, np.int64).tolist(),
+                                  np.frombuffer(blob_temp, np.float64).tolist()):
+            waiting = pending.setdefault(room, ([], []))
+            waiting[0].append(ts)
+            waiting[1].append(temp)
+    out_room: list[int] = []
+    out_ts: list[int] = []
+    first: list[float] = []
+    last: list[float] = []
+    for room, ts, temp in zip(new["roomNo"].tolist(), new[TS].tolist(), new["temp"].tolist()):
+        waiting = pending.get(room)
+        if waiting is None:
+            pending[room] = ([ts], [temp])
+            continue
+        pending_ts, pending_temp = waiting
+        horizon = ts - WITHIN_MS
+        drop = 0
+        while drop < len(pending_ts) and pending_ts[drop] < horizon:
+            drop += 1
+        kept_ts, kept_temp = [], []
+        for p_ts, p_temp in zip(pending_ts[drop:], pending_temp[drop:]):
+            if p_temp + 5 <= temp:
+                out_room.append(room)
+                out_ts.append(ts)
+                first.append(p_temp)
+                last.append(temp)
+            else:
+                kept_ts.append(p_ts)
+                kept_temp.append(p_temp)
+        kept_ts.append(ts)
+        kept_temp.append(temp)
+        pending[room] = (kept_ts, kept_temp)
+    rooms = [room for room, (times, _) in pending.items() for _ in times]
+    state.update((np.asarray(rooms, np.int32).tobytes(),
+                  np.asarray([t for times, _ in pending.values() for t in times],
+                             np.int64).tobytes(),
+                  np.asarray([v for _, values in pending.values() for v in values],
+                             np.float64).tobytes()))
+    yield pd.DataFrame({"roomNo": np.asarray(out_room, np.int32), "ts": out_ts,
+                        "initialTemp": first, "finalTemp": last})
+
+
+def hand_pattern(src: DataFrame, layout: InputLayout) -> DataFrame:
+    """Keyed by a few hash buckets of roomNo (two per core), not by room: a Python stateful
+    operator costs ~1 ms per key and micro-batch (DESIGN.md §4)."""
+    _, room, temp = layout.columns("TempStream")
+    return (src.select(SEQ, TS, F.col(room).alias("roomNo"), F.col(temp).alias("temp"))
+            .withColumn("_bucket", F.pmod(F.col("roomNo"), F.lit(BUCKETS)))
+            .groupBy("_bucket")
+            .applyInPandasWithState(_rising_temp,
+                                    "roomNo int, ts long, initialTemp double, finalTemp double",
+                                    "room binary, ts binary, temp binary", "append",
+                                    GroupStateTimeout.NoTimeout))
+
+
+def _window_join(key: tuple[Any, ...], frames: Iterator[pd.DataFrame],
+                 state: GroupState) -> Iterator[pd.DataFrame]:
+    """All events of a micro-batch through two length(1000) windows and the join."""
+    new = pd.concat(list(frames)).sort_values(SEQ, kind="stable")
+    windows: list[tuple[list[int], list[float]]] = [([], []), ([], [])]
+    if state.exists:
+        for side, (blob_k, blob_v) in enumerate(zip(state.get[0::2], state.get[1::2])):
+            windows[side] = (np.frombuffer(blob_k, np.int32).tolist(),
+                             np.frombuffer(blob_v, np.float64).tolist())
+    index: list[dict[int, list[float]]] = [{}, {}]
+    for side, (keys, values) in enumerate(windows):
+        for k, v in zip(keys, values):
+            index[side].setdefault(k, []).append(v)
+    out_k: list[int] = []
+    out_v: list[float] = []
+    out_w: list[float] = []
+    for is_left, k, value in zip((new["side"] == 0).tolist(), new["k"].tolist(),
+                                 new["value"].tolist()):
+        side = 0 if is_left else 1
+        keys, values = windows[side]
+        if len(keys) == JOIN_LENGTH:  # the oldest event expires first (not output)
+            old_k, old_v = keys.pop(0), values.pop(0)
+            index[side][old_k].remove(old_v)
+        keys.append(k)
+        values.append(value)
+        index[side].setdefault(k, []).append(value)
+        for other in index[1 - side].get(k, ()):
+            out_k.append(k)
+            out_v.append(value if is_left else other)
+            out_w.append(other if is_left else value)
+    blobs = []
+    for keys, values in windows:
+        blobs += [np.asarray(keys, np.int32).tobytes(), np.asarray(values, np.float64).tobytes()]
+    state.update(tuple(blobs))
+    yield pd.DataFrame({"k": np.asarray(out_k, np.int32), "v": out_v, "w": out_w})
+
+
+def hand_join(src: DataFrame, layout: InputLayout) -> DataFrame:
+    (lk, lv), (rk, rw) = layout.columns("L"), layout.columns("R")
+    left = F.col(STREAM) == "L"
+    return (src.select(SEQ, F.when(left, 0).otherwise(1).alias("side"),
+                       F.coalesce(lk, rk).alias("k"), F.coalesce(lv, rw).alias("value"))
+            .withColumn("_key", F.lit(0)).groupBy("_key")
+            .applyInPandasWithState(_window_join, "k int, v double, w double",
+                                    "lk binary, lv binary, rk binary, rw binary", "append",
+                                    GroupStateTimeout.NoTimeout))
+
+
+HAND: dict[str, Callable[[DataFrame, InputLayout], DataFrame]] = {
+    "pattern-part": hand_pattern, "pattern": hand_pattern, "join": hand_join}
+
+
+# -- running and measuring ------------------------------------------------------------------------
+@dataclass
+class Run:
+    measured: Measured
+    outputs: int
+    state_first: int
+    state_last: int
+
+
+def run_job(name: str, frame: DataFrame, work: Path, warmup: int, expected_rows: int) -> Run:
+    counted: list[int] = []
+
+    def count(batch: DataFrame, batch_id: int) -> None:
+        counted.append(batch.count())
+
+    started = time.perf_counter()
+    query = (frame.writeStream.foreachBatch(count).queryName(name)
+             .option("checkpointLocation", str(work / f"ck-{name}")).start())
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(f"{name} failed: {query.exception()}")
+    total = time.perf_counter() - started
+    progress: list[dict[str, Any]] = [dict(p) for p in query.recentProgress]
+    read = sum(p["numInputRows"] for p in progress)
+    assert read == expected_rows, f"{name}: read {read} of {expected_rows} rows"
+    result = measure(progress, warmup)
+    result.total_s = total
+    steady = [p for p in progress if p["numInputRows"] > 0][warmup:] or progress[-1:]
+    sizes = [sum(op.get("memoryUsedBytes", 0) for op in p.get("stateOperators", []))
+             for p in steady]
+    return Run(result, sum(counted), sizes[0], sizes[-1])
+
+
+def in_process(case: str, events: int) -> float:
+    """Events/s of the per-event runtime alone (``Runtime.process``, no Spark) on the
+    case's kind of input: what the operator's Python work is bounded by."""
+    from eddy.engine.runtime.group import build_runtime
+    from eddy.engine.runtime.model import InputEvent
+
+    rng = np.random.default_rng(42)
+    keys = rng.integers(0, ROOMS, events).tolist()
+    values = rng.normal(30.0, 10.0, events).tolist()
+    ts = [START_TS + STEP_MS * i for i in range(events)]
+    if case == "join":
+        given = [InputEvent(i, ts[i], "L" if i % 2 == 0 else "R", (keys[i], values[i]))
+                 for i in range(events)]
+    else:
+        given = [InputEvent(i, ts[i], "TempStream", (i, keys[i], values[i]))
+                 for i in range(events)]
+    runtime = build_runtime(check(HEADER + APPS[case]))
+    started = time.perf_counter()
+    runtime.process(given)
+    return events / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=400_000)
+    parser.add_argument("--batch-rows", type=int, default=100_000)
+    parser.add_argument("--cases", default="pattern-part,pattern,join")
+    parser.add_argument("--sides", default="eddy,hand")
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs per job, alternating the sides; the best run counts")
+    parser.add_argument("--in-process", action="store_true",
+                        help="time the per-event runtime alone, without Spark")
+    args = parser.parse_args()
+    if args.in_process:
+        for case in args.cases.split(","):
+            print(f"{case:12s} runtime alone {in_process(case, args.events):>10,.0f} ev/s",
+                  flush=True)
+        return
+
+    spark: SparkSession = get_spark({"spark.sql.streaming.numRecentProgressUpdates": "1000"})
+    register_sources(spark)
+    rows: list[list[str]] = []
+    with tempfile.TemporaryDirectory(prefix="eddy-cep-bench-") as tmp:
+        work = Path(tmp)
+        for case in args.cases.split(","):
+            app = HEADER + APPS[case]
+            layout = input_layout(check(app))
+            spool = work / f"spool-{case}"
+            spool.mkdir()
+            write_spool(spool, layout, args.events, join=case == "join")
+
+            def source(spool: Path = spool, layout: InputLayout = layout) -> DataFrame:
+                return (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
+                        .option("path", str(spool))
+                        .option("maxRowsPerBatch", str(args.batch_rows)).load())
+
+            best: dict[str, Run] = {}
+            for run_no in range(args.repeat):
+                for side in args.sides.split(","):
+                    frame = (compile_group(app, source(), layout) if side == "eddy"
+                             else HAND[case](source(), layout))
+                    run = run_job(f"{case}-{side}-{run_no}", frame, work, args.warmup,
+                                  args.events)
+                    m = run.measured
+                    print(f"{case:12s} {side:5s} {m.rate:>10,.0f} ev/s  p50 {m.p50:,.0f} ms  "
+                          f"p99 {m.p99:,.0f} ms  {run.outputs:,} outputs  state "
+                          f"{run.state_first:,} -> {run.state_last:,} B  "
+                          f"({m.batches} steady batches, {m.total_s:.1f} s)", flush=True)
+                    if side not in best or m.rate > best[side].measured.rate:
+                        best[side] = run
+            eddy, hand = best.get("eddy"), best.get("hand")
+            if eddy and hand and eddy.outputs != hand.outputs:
+                print(f"!! {case}: eddy emitted {eddy.outputs:,}, hand-written "
+                      f"{hand.outputs:,}", flush=True)
+            rows.append([
+                case,
+                f"{eddy.measured.rate:,.0f}" if eddy else "-",
+                f"{hand.measured.rate:,.0f}" if hand else "-",
+                f"{eddy.measured.rate / hand.measured.rate:.2f}" if eddy and hand else "-",
+                f"{eddy.outputs:,}" if eddy else "-", f"{hand.outputs:,}" if hand else "-",
+                f"{eddy.state_first:,} -> {eddy.state_last:,}" if eddy else "-"])
+    header = ["case", "eddy ev/s", "hand ev/s", "ratio", "eddy out", "hand out",
+              "eddy state B (first -> last)"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(c.rjust(w) if i else c.ljust(w)
+                        for i, (c, w) in enumerate(zip(row, widths))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Stateful CEP survives a restart: pattern, join, table and partition cases stopped
+mid-input.
+
+Each case runs as a :class:`~eddy.engine.group_runner.GroupRunner` on a real SQLite bus with
+a real Spark streaming query (the session's SparkSession). One run goes through the whole
+input without interruption; the others stop at a cut point picked at random (seeded by the
+case's name), then a new runner on the same checkpoint finishes the input. In the "crash"
+variant the second runner fails right after its first batch's outputs reached the bus (the
+batch is not committed) and a third runner replays that batch. Every run's output topics
+must hold the case's expected output, and the same events as the uninterrupted run.
+
+The cases' inputs have strictly increasing timestamps, so the bus reader's order (by each
+topic partition's high-water timestamp) is the input order whatever batches Spark cuts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from conformance import Case, compare_events, load_cases
+
+from eddy.bus import Bus, open_bus, sqlite_url
+from eddy.engine.group_runner import GroupRunner, output_events
+
+WAIT_S = 90.0
+# One case per stateful feature: a counting pattern with `within` over two streams, a left
+# outer window join, a table updated and read through a join by three streams, and a value
+# partition (its runtime split over Spark state keys by partition value).
+CASE_NAMES = ("pattern_count_2_to_5_within", "join_left_outer", "table_update_expression",
+              "partition_value_length_window")
+CASES = {c.name: c for c in load_cases(["pattern", "join", "table", "partition"])
+         if c.name in CASE_NAMES}
+
+OnOutput = Callable[[int, Mapping[str, pa.Table]], None]
+
+
+def _append(bus: Bus, runner: GroupRunner, inputs: list[dict[str, Any]]) -> None:
+    """Appends events in input order, one append per run of events of the same stream."""
+    for stream, run in groupby(inputs, key=lambda item: item["stream"]):
+        events = list(run)
+        names = [a.name for a in runner.analyzed.streams[stream].attributes]
+        columns: dict[str, list[Any]] = {"_ts": [e["timestamp"] for e in events]}
+        for i, name in enumerate(names):
+            columns[name] = [e["data"][i] for e in events]
+        bus.append(runner.input_topic(stream), pa.table(columns))
+
+
+def _run(case: Case, spark: Any, url: str, checkpoint: Path, inputs: list[dict[str, Any]],
+         on_output: OnOutput | None = None) -> None:
+    """One runner: starts on ``checkpoint``, takes ``inputs``, stops once they are done."""
+    runner = GroupRunner(case.app, url, checkpoint, spark=spark, on_output=on_output,
+                         group=checkpoint.parent.name)
+    runner.start()
+    try:
+        with open_bus(url) as bus:
+            _append(bus, runner, inputs)
+        assert runner.await_idle(WAIT_S)
+    finally:
+        runner.stop()
+
+
+def _crash_once() -> OnOutput:
+    """A callback that fails the query after its first batch's outputs are on the bus."""
+    calls: list[int] = []
+
+    def crash(batch_id: int, tables: Mapping[str, pa.Table]) -> None:
+        calls.append(batch_id)
+        if len(calls) == 1:
+            raise RuntimeError("simulated crash after the outputs were appended")
+
+    return crash
+
+
+def run_with_restart(case: Case, spark: Any, work: Path, cut: int | None,
+                     crash: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Runs ``case`` on a fresh bus: uninterrupted (``cut`` None), or stopped after
+    ``inputs[:cut]`` and resumed from the checkpoint; returns each output topic's events."""
+    url = sqlite_url(work / "bus.db")
+    checkpoint = work / "checkpoint"
+    inputs = [item for item in case.inputs if "stream" in item]
+    if cut is None:
+        _run(case, spark, url, checkpoint, inputs)
+    else:
+        _run(case, spark, url, checkpoint, inputs[:cut])
+        rest = inputs[cut:]
+        if crash:
+            with pytest.raises(RuntimeError, match="simulated crash"):
+                _run(case, spark, url, checkpoint, rest, on_output=_crash_once())
+            rest = []  # already on the bus: the next runner replays the failed batch
+        _run(case, spark, url, checkpoint, rest)
+    assert case.expected is not None
+    with open_bus(url) as bus:
+        return {stream: output_events(bus, stream) for stream in case.expected}
+
+
+def _problems(case: Case, streams: Mapping[str, list[dict[str, Any]]]) -> list[str]:
+    assert case.expected is not None
+    return [f"{stream}: {diff}" for stream, events in case.expected.items()
+            if (diff := compare_events(events, streams[stream], case.schemas.get(stream),
+                                       case.ordered))]
+
+
+def _cuts(case: Case) -> list[int]:
+    """Two distinct cut points strictly inside the input, the same on every run."""
+    size = len([item for item in case.inputs if "stream" in item])
+    return sorted(random.Random(case.name).sample(range(1, size), 2))
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_stop_and_restart_from_checkpoint_equals_uninterrupted_run(
+        name: str, spark: Any, tmp_path: Path) -> None:
+    """The three runs are independent streaming queries, run side by side: a micro-batch
+    of a few events is mostly waiting, not computing."""
+    case = CASES[name]
+    assert case.inputs and not any("store_query" in item for item in case.inputs)
+    clean_cut, crash_cut = _cuts(case)
+    runs = {"whole": (None, False), "clean": (clean_cut, False), "crash": (crash_cut, True)}
+    with ThreadPoolExecutor(len(runs)) as pool:
+        futures = {label: pool.submit(run_with_restart, case, spark, tmp_path / label, cut,
+                                      crash)
+                   for label, (cut, crash) in runs.items()}
+        outputs = {label: future.result() for label, future in futures.items()}
+    uninterrupted = outputs.pop("whole")
+    assert not _problems(case, uninterrupted), _problems(case, uninterrupted)
+    assert any(uninterrupted.values()), "a case without output would show nothing"
+    for label, resumed in outputs.items():
+        cut, _ = runs[label]
+        assert resumed == uninterrupted, f"{label} stop after input {cut}"
