@@ -8,6 +8,7 @@ reader directly, without Spark.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import uuid
@@ -147,9 +148,15 @@ def test_restart_and_crash_mid_batch_resume_exactly(spark: Any, bus_url: str, bu
     try:
         _append_part(bus, 0)
         assert first.await_idle(WAIT_S)
+        query = spark.streams.get(first.status().query_id)
+        batch_rows = [_admitted(p["sources"][0]) for p in query.recentProgress
+                      if p["numInputRows"]]
     finally:
         first.stop()
     consumer = first.name
+    # The backlog was cut into micro-batches of at most 10 events.
+    assert sum(batch_rows) == len(_thirds(TEMPS)[0]) + len(_thirds(HUMS)[0])
+    assert len(batch_rows) > 1 and max(batch_rows) <= 10
 
     crashed: list[int] = []
 
@@ -186,6 +193,17 @@ def test_restart_and_crash_mid_batch_resume_exactly(spark: Any, bus_url: str, bu
     for topic, events in (("Temp", TEMPS), ("Hum", HUMS)):
         committed = bus.committed(consumer, topic, 0)
         assert committed is not None and len(_thirds(events)[0]) <= committed <= len(events)
+
+
+def _admitted(source: Mapping[str, Any]) -> int:
+    """How many events a micro-batch's progress says the bus source admitted."""
+    def offsets(value: Any) -> dict[str, list[int]]:
+        value = json.loads(value) if isinstance(value, str) else value
+        return dict(value or {})
+
+    start, end = offsets(source["startOffset"]), offsets(source["endOffset"])
+    return sum(e - s for topic in end
+               for e, s in zip(end[topic], start.get(topic, [0] * len(end[topic]))))
 
 
 def _nats_reachable() -> bool:

@@ -199,13 +199,15 @@ class BusStreamReader(DataSourceStreamReader):
     pickles the reader into its workers): each process opens its own."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
+        # Spark hands data sources their options with lower-cased keys; callers may not.
+        options = {key.lower(): value for key, value in options.items()}
         self.url = options["url"]
         self.consumer = options["consumer"]
         self.inputs = GroupInput.from_json(options["inputs"])
-        self.max_rows = int(options.get("maxRowsPerBatch", "0"))
-        self.rows_per_task = int(options.get("rowsPerTask", str(DEFAULT_ROWS_PER_TASK)))
-        self.max_tasks = max(1, int(options.get("maxTasks", "1")))
-        self.starting = options.get("startingOffsets", "committed")
+        self.max_rows = int(options.get("maxrowsperbatch", "0"))
+        self.rows_per_task = int(options.get("rowspertask", str(DEFAULT_ROWS_PER_TASK)))
+        self.max_tasks = max(1, int(options.get("maxtasks", "1")))
+        self.starting = options.get("startingoffsets", "committed")
         if self.starting not in STARTS:
             raise ValueError(f"startingOffsets must be one of {', '.join(STARTS)}, "
                              f"not {self.starting!r}")
