@@ -24,6 +24,13 @@ def _read(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
+def _read_app(path: str) -> str:
+    """An app file's text with its ``${NAME}`` variables filled in from the environment."""
+    from eddy.lang.variables import substitute
+
+    return substitute(_read(path), path)
+
+
 def _report(error: SiddhiAppError) -> None:
     print(error.render(), file=sys.stderr)
 
@@ -35,7 +42,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.apps:
         try:
-            build_plan(check(_read(path), path))
+            build_plan(check(_read_app(path), path))
         except SiddhiAppError as error:
             failed += 1
             _report(error)
@@ -53,7 +60,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from eddy.plan.explain import explain_json, explain_text
 
     try:
-        analyzed = check(_read(args.app), args.app)
+        analyzed = check(_read_app(args.app), args.app)
         plan = build_plan(analyzed)
     except SiddhiAppError as error:
         _report(error)

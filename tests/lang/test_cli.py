@@ -49,3 +49,18 @@ def test_console_script_runs_without_spark(tmp_path: Path) -> None:
          " print('pyspark' in sys.modules)", str(path)],
         capture_output=True, text=True, timeout=60)
     assert probe.stdout.strip().endswith("False"), "validate must not import Spark"
+
+
+def test_validate_fills_in_variables_from_the_environment(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    app = tmp_path / "vars.siddhi"
+    app.write_text("define stream ${IN_STREAM} (a int);\n"
+                   "from ${IN_STREAM} select a insert into Out;\n", encoding="utf-8")
+    monkeypatch.setenv("IN_STREAM", "Readings")
+    assert main(["validate", str(app)]) == 0
+    monkeypatch.delenv("IN_STREAM")
+    assert main(["validate", str(app)]) == 1
+    assert f"{app}:1:14: error: no system or environment variable found for '${{IN_STREAM}}'" \
+        in capsys.readouterr().err

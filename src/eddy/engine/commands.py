@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from eddy.lang.errors import SiddhiAppError
+from eddy.lang.variables import substitute
 
 
 def _read_events(path: str) -> list[dict[str, Any]]:
@@ -41,6 +42,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     app_text = Path(args.app).read_text(encoding="utf-8")
     try:
+        app_text = substitute(app_text, args.app)
         inputs = _read_events(args.input)
         result = replay(app_text, inputs, batch_size=args.batch_size)
     except SiddhiAppError as error:
@@ -66,6 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     app_text = Path(args.app).read_text(encoding="utf-8")
     try:
+        app_text = substitute(app_text, args.app)
         if args.input is None:
             return run_connected(app_text, args.app, bus_url=args.bus,
                                  data_dir=Path(args.data_dir) if args.data_dir else None)

@@ -22,6 +22,7 @@ from eddy.engine.operator import STORE_FAILED
 from eddy.engine.session import get_spark
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import AnalyzedApp, check
+from eddy.lang.variables import substitute
 
 Event = dict[str, Any]
 
@@ -64,6 +65,7 @@ def replay(app_text: str, inputs: Sequence[Mapping[str, Any]], *, batch_size: in
     Raises :class:`~eddy.lang.errors.SiddhiAppError` for an invalid app and ``ValueError``
     for inputs that do not fit it.
     """
+    app_text = substitute(app_text)  # ${NAME} variables, from the environment
     analyzed = check(app_text)
     layout = input_layout(analyzed)
     events = _events(inputs, layout)

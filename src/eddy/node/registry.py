@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from eddy.lang import AnalyzedApp, SiddhiAppError, check
+from eddy.lang.variables import substitute
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.persistence import RevisionStore
 from eddy.node.runner import AppIo, AppRunner, AppSpec, IoFactory, RunnerFactory
@@ -257,7 +258,8 @@ class AppRegistry:
     def _deploy(self, name: str, text: str, redeploy: bool) -> None:
         self._publish(AppView(name, text, "inactive", _now_ms(), note="deploying"))
         try:
-            analyzed = check(text, self.folder.file(name).name)
+            filename = self.folder.file(name).name
+            analyzed = check(substitute(text, filename), filename)
             from eddy.plan import build_plan
 
             build_plan(analyzed)
@@ -310,8 +312,14 @@ class AppRegistry:
         self.store.record_text(name, text)
         return "resumed from its checkpoint" if self.store.has_checkpoint(name) else None
 
+    def _spec(self, name: str, text: str) -> AppSpec:
+        """What a runner needs: the app as it runs, with its ``${NAME}`` variables filled in
+        (the API keeps showing the text as deployed)."""
+        resolved = substitute(text, self.folder.file(name).name)
+        return AppSpec(name, resolved, self.store.checkpoint_dir(name), self.bus_url)
+
     def _start(self, name: str, text: str) -> AppRunner:
-        spec = AppSpec(name, text, self.store.checkpoint_dir(name), self.bus_url)
+        spec = self._spec(name, text)
         spec.checkpoint_dir.parent.mkdir(parents=True, exist_ok=True)
         runner = self._factory(spec)
         runner.start()
@@ -321,8 +329,7 @@ class AppRegistry:
         """Starts the app's own sources and sinks (with an ``io_factory``)."""
         if self._io_factory is None:
             return
-        spec = AppSpec(name, text, self.store.checkpoint_dir(name), self.bus_url)
-        io = self._io_factory(spec, analyzed)
+        io = self._io_factory(self._spec(name, text), analyzed)
         io.start()
         with self._lock:
             self._io[name] = io
