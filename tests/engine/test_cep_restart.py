@@ -55,8 +55,9 @@ def _append(bus: Bus, runner: GroupRunner, inputs: list[dict[str, Any]]) -> None
 def _run(case: Case, spark: Any, url: str, checkpoint: Path, inputs: list[dict[str, Any]],
          on_output: OnOutput | None = None) -> None:
     """One runner: starts on ``checkpoint``, takes ``inputs``, stops once they are done."""
+    # The case's timestamps are event time: the wall-clock heartbeat stays out.
     runner = GroupRunner(case.app, url, checkpoint, spark=spark, on_output=on_output,
-                         group=checkpoint.parent.name)
+                         group=checkpoint.parent.name, heartbeat=False)
     runner.start()
     try:
         with open_bus(url) as bus:

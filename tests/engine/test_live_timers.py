@@ -35,15 +35,18 @@ LINE = re.compile(r"^(\w+) : Event\{timestamp=(\d+), data=\[(.*)\], isExpired=\w
 
 
 def test_a_heartbeat_fires_the_timers_due_by_its_time() -> None:
-    """A tick row (code -1, no attributes) reaches the runtime as ``advance``: the window
-    expires and the absent pattern fires, caused by the tick's ``_seq``."""
+    """A tick row (the layout's attribute-less heartbeat stream) reaches the runtime as
+    ``advance``: the window expires and the absent pattern fires, caused by the tick's
+    ``_seq``."""
     analyzed = check(APP)
     layout = input_layout(analyzed)
     runtime, pristine = runtime_for(APP, [q.id for q in analyzed.queries])
     runtime.restore(pristine)
     columns = layout.columns("S")
+    names = [name for name, _ in layout.streams]
+    s, tick = names.index("S"), names.index(TICK_STREAM)
     frame = pd.DataFrame({SEQ: [0, 1, 2], TS: [10_000, 10_500, 11_200],
-                          STREAM: [0, -1, -1], columns[0]: ["a", None, None],
+                          STREAM: [s, tick, tick], columns[0]: ["a", None, None],
                           columns[1]: pd.array([1, None, None], "Int32")})
     events = to_events(frame, layout)
     assert [e.stream for e in events] == ["S", TICK_STREAM, TICK_STREAM]

@@ -100,8 +100,7 @@ def _state_key(analyzed: AnalyzedApp, rest: list[QueryInfo], layout: InputLayout
 def _runtime_input(source: DataFrame, layout: InputLayout, streams: set[str]) -> DataFrame:
     """The rows the runtime needs, narrowed to what it reads: every column crosses into
     Python, and a string ``_stream`` costs a Python string per row, so the stream travels
-    as its position in the layout (what :func:`~eddy.engine.operator.to_events` expects;
-    a heartbeat, in no layout, becomes -1)."""
+    as its position in the layout (what :func:`~eddy.engine.operator.to_events` expects)."""
     names = [name for name, _ in layout.streams]
     code = F.array_position(F.array(*(F.lit(n) for n in names)), F.col(STREAM)) - 1
     columns = [c for name in names if name in streams for c in layout.columns(name)]

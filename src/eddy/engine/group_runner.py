@@ -42,7 +42,8 @@ from eddy.engine.bus_sink import BusSink, OutputCallback, OutputStream, SinkStat
 from eddy.engine.bus_source import GroupInput, Offsets, read_group_input
 from eddy.engine.group_metrics import GroupMetrics
 from eddy.engine.group_query import compile_group
-from eddy.engine.layout import STORE_STREAM, input_layout
+from eddy.engine.heartbeat import Heartbeat, needs_heartbeat, tick_topic_spec
+from eddy.engine.layout import STORE_STREAM, TICK_STREAM, input_layout
 from eddy.engine.session import get_spark
 from eddy.engine.store_requests import Records, StoreRequests
 from eddy.lang import AnalyzedApp, check
@@ -108,13 +109,17 @@ class GroupRunner:
     soon as the last one ends and data is waiting). ``max_rows_per_batch`` bounds a batch
     (0 = everything available). ``on_output`` is called in the driver after each batch's
     outputs are on the bus (at-least-once: a replayed batch is reported again).
+    ``heartbeat=False`` keeps the wall clock out (:mod:`eddy.engine.heartbeat`): timers then
+    move only with the events' own timestamps, as when recorded events are fed whose times
+    are event time although the app is not ``@app:playback``.
     """
 
     def __init__(self, app_text: str, bus_url: str, checkpoint_dir: str | Path, *,
                  group: str = "main", spark: SparkSession | None = None,
                  trigger_interval: str = "0 seconds", max_rows_per_batch: int = 0,
                  topic_partitions: int = 1, topic_prefix: str = "",
-                 on_output: OutputCallback | None = None, filename: str | None = None) -> None:
+                 on_output: OutputCallback | None = None, filename: str | None = None,
+                 heartbeat: bool = True) -> None:
         self.app_text = app_text
         self.analyzed = check(app_text, filename)
         self.bus_url = bus_url
@@ -132,6 +137,11 @@ class GroupRunner:
         self._sink: BusSink | None = None
         self._requests = StoreRequests()
         self._layout = input_layout(self.analyzed)
+        self.tick_topic = topic_prefix + TICK_STREAM \
+            if heartbeat and needs_heartbeat(self.analyzed, self._layout) else None
+        """The topic of the group's wall-clock heartbeat (:mod:`eddy.engine.heartbeat`),
+        None when the group has no timers to fire without input."""
+        self._heartbeat: Heartbeat | None = None
         self._metrics = GroupMetrics(self.analyzed,
                                      {s: topic_prefix + s for s in self.topics.inputs})
 
@@ -168,6 +178,8 @@ class GroupRunner:
         if self.topics.store is not None:  # one partition: queries run in the order sent
             bus.create_topic(TopicSpec(self.topics.store,
                                        self._layout.attributes(STORE_STREAM)))
+        if self.tick_topic is not None:
+            bus.create_topic(tick_topic_spec(self.tick_topic))
 
     def start(self) -> None:
         """Creates the topics and starts the streaming query (resuming its checkpoint)."""
@@ -181,6 +193,8 @@ class GroupRunner:
         topics = [(s, self.input_topic(s)) for s in self.topics.inputs]
         if self.topics.store is not None:
             topics.append((STORE_STREAM, self.topics.store))
+        if self.tick_topic is not None:
+            topics.append((TICK_STREAM, self.tick_topic))
         inputs = GroupInput(layout, tuple(topics))
         source = read_group_input(spark, self.bus_url, inputs, self.name,
                                   max_rows_per_batch=self.max_rows_per_batch)
@@ -194,6 +208,10 @@ class GroupRunner:
                        .option("checkpointLocation", str(self.checkpoint_dir / "spark"))
                        .queryName(f"eddy:{self.name}").start())
         self._sink.bind(str(self._query.id))
+        if self.tick_topic is not None:
+            self._heartbeat = Heartbeat(self._bus, self.tick_topic,
+                                        [self.input_topic(s) for s in self.topics.inputs])
+            self._heartbeat.start()
 
     def _claim_checkpoint(self) -> None:
         """Refuses a checkpoint written for another app or group: its offsets and state
@@ -214,6 +232,9 @@ class GroupRunner:
     def stop(self) -> None:
         """Stops the query (a batch in flight is abandoned and replayed on the next start)
         and releases the bus."""
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+            self._heartbeat = None
         if self._query is not None:
             self._query.stop()
         if self._bus is not None:
@@ -303,6 +324,7 @@ class GroupRunner:
             return None
         end = progress["sources"][0]["endOffset"]
         offsets: Offsets = json.loads(end) if isinstance(end, str) else dict(end or {})
+        offsets.pop(self.tick_topic or "", None)  # heartbeats are not events of the app
         return offsets
 
     def status(self) -> RunnerStatus:

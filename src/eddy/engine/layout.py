@@ -208,9 +208,11 @@ def decode_data(text: str) -> list[Any]:
 
 
 def input_layout(analyzed: AnalyzedApp) -> InputLayout:
-    """Every defined stream an input may name, plus the on-demand query pseudo-stream."""
+    """Every defined stream an input may name, plus the on-demand query and heartbeat
+    pseudo-streams (the heartbeat has no attributes, so it adds no column)."""
     schemas: dict[str, tuple[Attribute, ...]] = {
         name: info.attributes for name, info in analyzed.streams.items()
         if info.kind == "stream" and not info.implicit}
     schemas[STORE_STREAM] = (Attribute("query", AttrType.STRING),)
+    schemas[TICK_STREAM] = ()
     return InputLayout.of(schemas)

@@ -71,7 +71,8 @@ def to_events(pdf: pd.DataFrame, layout: InputLayout) -> list[InputEvent]:
     """Rows of the wide layout as runtime events, in ``_seq`` order.
 
     ``_stream`` is the stream's name or its position in ``layout`` (the compact form the
-    group's plan sends; -1 for a :data:`TICK_STREAM` heartbeat); only the columns of streams that occur need to be present. Column
+    group's plan sends; heartbeats are the attribute-less :data:`TICK_STREAM`); only the
+    columns of streams that occur need to be present. Column
     at a time: each column becomes a Python list once, and the events are zipped from those
     lists, so a row costs no pandas indexing.
     """
@@ -97,12 +98,6 @@ def to_events(pdf: pd.DataFrame, layout: InputLayout) -> list[InputEvent]:
         runs += 1
         if len(rows) == len(pdf):
             break
-    ticks = streams == (-1 if coded else TICK_STREAM)  # not in the layout: no attributes
-    if ticks.any():
-        rows = pdf[ticks]
-        events += map(InputEvent, rows[SEQ].tolist(), rows[TS].tolist(), repeat(TICK_STREAM),
-                      repeat(()))
-        runs += 1
     if runs > 1 or not pdf[SEQ].is_monotonic_increasing:
         events.sort(key=_by_seq)  # a merge of sorted runs for timsort
     return events
