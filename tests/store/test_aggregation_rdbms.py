@@ -141,7 +141,7 @@ def test_a_replayed_batch_doubles_nothing(jdbc_url: str, name: str,
         f"@store(type='rdbms', jdbc.url='{jdbc_url}')\n", "")))
     whole.process([InputEvent(i, ts, "TradeStream", data) for i, (ts, data) in enumerate(events)])
     for per in ("seconds", "minutes", "hours", "years"):
-        select = f"select AGG_TIMESTAMP, symbol, total, lo, hi, n, kinds, volume"
+        select = "select AGG_TIMESTAMP, symbol, total, lo, hi, n, kinds, volume"
         stored = query(restarted, f"from {name} within 0L, 2000000000000L per '{per}' {select}")
         memory = query(whole, f"from {name}_mem within 0L, 2000000000000L per '{per}' {select}")
         assert stored == memory, per

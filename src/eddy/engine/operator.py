@@ -12,11 +12,9 @@ restoring a snapshot per micro-batch is cheap by comparison).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import math
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from itertools import repeat
 from typing import Any
 
@@ -25,6 +23,7 @@ import pandas as pd
 from eddy.engine.layout import SEQ, STORE_STREAM, STREAM, TICK_STREAM, TS, InputLayout, \
     encode_rows
 from eddy.engine.runtime.model import GroupRuntime, InputEvent, OutputEvent
+from eddy.gcpause import gc_paused
 from eddy.lang.ast import AttrType
 
 _runtimes: dict[str, tuple[GroupRuntime, bytes]] = {}
@@ -188,7 +187,7 @@ def make_step(app_text: str, query_ids: Sequence[str] | None,
 
     def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
         runtime, pristine = runtime_for(app_text, ids)
-        with _no_gc():
+        with gc_paused():
             runtime.restore(state.get[0] if state.exists else pristine)
             events: list[InputEvent] = []
             for pdf in frames:
@@ -202,19 +201,3 @@ def make_step(app_text: str, query_ids: Sequence[str] | None,
     return step
 
 
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused for one micro-batch.
-
-    A batch allocates an event, a few tuples and an output per input row and keeps them all
-    alive until it ends, so the collector's full passes (triggered by that growth) scan an
-    ever larger heap for cycles the runtime does not make: measured, they doubled the time
-    of a 250,000-event batch. Whatever cycles a batch does leave are collected after it.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

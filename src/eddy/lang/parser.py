@@ -25,10 +25,8 @@ to the next ``;`` and carries on, so one run lists every error (up to :data:`MAX
 from __future__ import annotations
 
 import functools
-import gc
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -37,6 +35,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.lark import PostLex
 from lark.lexer import PatternStr
 
+from eddy.gcpause import gc_paused
 from eddy.lang.ast import Expression, OnDemandQuery, SiddhiApp
 from eddy.lang.errors import AppIssue, SiddhiAppError, Span, did_you_mean
 from eddy.lang.transform import AstBuilder
@@ -109,7 +108,7 @@ def _parse(text: str, start: str, built: type[_Built], filename: str | None,
            recover: bool) -> _Built:
     """The AST that grammar rule ``start`` builds from ``text``; ``recover`` goes on after the
     first syntax error to report the later ones too."""
-    with _gc_paused():
+    with gc_paused():
         try:
             tree = _lark().parse(text, start=start)
         except UnexpectedInput as error:
@@ -127,19 +126,6 @@ def _parse(text: str, start: str, built: type[_Built], filename: str | None,
         raise AssertionError(f"rule {start!r} built a {type(result).__name__}, not a "
                              f"{built.__name__}")
     return result
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pauses the cyclic GC: a parse allocates many objects per token and keeps them all, so
-    collections during a big parse cost as much as the parse itself and reclaim nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # ---------------------------------------------------------------------------------------------

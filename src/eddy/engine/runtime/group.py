@@ -16,10 +16,8 @@ restored from a snapshot continues exactly as the original would have.
 
 from __future__ import annotations
 
-import gc
 import pickle
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from eddy.engine.runtime.aggregation import AggregationRuntime, build_aggregations
@@ -43,6 +41,7 @@ from eddy.engine.runtime.query_builder import (
 from eddy.engine.runtime.table import Table, build_tables
 from eddy.engine.runtime.table_query import table_compiler, table_output
 from eddy.engine.runtime.windows import Window, WindowArgs, window_class
+from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -104,19 +103,6 @@ def _findable_windows(analyzed: AnalyzedApp) -> set[str]:
         if isinstance(info.query.input, ast.JoinInputStream):
             found.update(info.inputs)
     return found
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pickling a large state creates many objects at once; the cyclic collector then runs
-    over and over for nothing (three quarters of restore time was measured there)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Runtime:
@@ -309,11 +295,11 @@ class Runtime:
             "partitions": [p.get_state() for p in self.partitions],
             "aggregations": {name: a.get_state() for name, a in self.aggregations.items()},
         }
-        with _gc_paused():
+        with gc_paused():
             return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
     def restore(self, state: bytes) -> None:
-        with _gc_paused():
+        with gc_paused():
             loaded = pickle.loads(state)  # noqa: S301 - our own snapshot, from Spark's state store
         if loaded.get("version") != _STATE_VERSION:
             raise ValueError(f"runtime state version {loaded.get('version')} is not "

@@ -13,9 +13,7 @@ step and :func:`eddy.engine.operator.make_step` across a restart.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,6 +25,7 @@ from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
 from eddy.engine.runtime.aggregation.vectorised import columns_apply
 from eddy.engine.runtime.group import Runtime
 from eddy.engine.runtime.model import OutputEvent
+from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
@@ -66,20 +65,6 @@ def make_aggregation_step(app_text: str, layout: InputLayout) -> StepFunction:
         yield frame
 
     return step
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic collector paused for a micro-batch: the batch's many short-lived objects
-    would trigger full passes over a large heap for cycles it does not make (as in
-    :mod:`eddy.engine.operator`)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _run(runtime: Runtime, pdf: pd.DataFrame, layout: InputLayout,
