@@ -315,16 +315,25 @@ def test_next_batch_continues_the_seq_and_commit_moves_the_consumer(bus_url: str
     assert _reader(bus_url).initialOffset() == end
 
 
-def test_admission_limit_is_shared_fairly_and_deterministically() -> None:
-    start = {"A": [0, 10, 5], "B": [0]}
-    end = {"A": [100, 12, 5], "B": [40]}
-    admitted = admit(start, end, 30)
-    assert admitted == admit(start, end, 30)
-    grants = [e - s for t in end for s, e in zip(start[t], admitted[t])]
-    assert sum(grants) == 30 and grants[1] == 2 and grants[2] == 0
-    assert grants[0] == 14 and grants[3] == 14  # the two big ones split the rest
-    assert admit(start, end, 1_000) == end
-    assert sum(e - s for t in end for s, e in zip(start[t], admit(start, end, 1)[t])) == 1
+def test_admission_takes_the_events_that_come_first_in_time(bus_url: str, bus: Bus) -> None:
+    """A backlog cut into batches is admitted in the group's order, so a later event of one
+    stream never overtakes an earlier event of another."""
+    reader = _reader(bus_url)
+    bus.create_topic(TopicSpec("TopicA", LAYOUT.attributes("A")))
+    bus.create_topic(TopicSpec("TopicB", LAYOUT.attributes("B")))
+    bus.append("TopicA", pa.table({"_ts": [1, 2, 3, 4, 9], "v": [1, 2, 3, 4, 9]}))
+    bus.append("TopicB", pa.table({"_ts": [5, 6], "w": ["a", "b"], "x": pa.array([1, 2],
+                                                                                  pa.int32())}))
+    start = reader.initialOffset()
+    end = {t: bus.end_offsets(t) for t in start}
+    admitted = admit(bus, reader.inputs, start, end, 3)
+    assert admitted == admit(bus, reader.inputs, start, end, 3)  # deterministic
+    taken = {t: sum(e - s for s, e in zip(start[t], admitted[t])) for t in start}
+    assert taken == {"TopicA": 3, "TopicB": 0}
+    assert admit(bus, reader.inputs, start, end, 1_000) == end
+    later = admit(bus, reader.inputs, admitted, end, 3)
+    taken = {t: sum(e - s for s, e in zip(admitted[t], later[t])) for t in start}
+    assert taken == {"TopicA": 1, "TopicB": 2}  # ts 4, then 5 and 6 before 9
 
 
 def test_reader_refuses_a_topic_with_another_schema(bus_url: str, bus: Bus) -> None:

@@ -276,9 +276,6 @@ def test_restore_replaces_all_state() -> None:
 @pytest.mark.parametrize("body", [
     "from S#window.cron('*/5 * * * * ?') as a join S#window.length(2) as b on a.v == b.v "
     "select a.k insert into O;",
-    "from every e1=S<2> -> e2=S[v > e1.v] select e1.k insert into O;",  # e1.k: a list
-    "define window W (k string, v int) length(2); "
-    "partition with (k of S) begin from W select k insert into O; end;",
 ])
 def test_joins_patterns_and_partitions_are_reported(body: str) -> None:
     with pytest.raises(UnsupportedQuery) as raised:

@@ -7,8 +7,9 @@ source costs a full scan), one bus topic per Siddhi stream. Spark drives it:
   topics in the group's stream order — the sequence each partition reads next, exactly the
   bus's own offset convention, so a checkpointed offset is a position anyone can read from.
 * ``latestOffset`` asks the bus for its end offsets (one cheap query per topic; Spark polls
-  it every 10–15 ms when idle). With ``maxRowsPerBatch`` the admitted rows are shared out
-  fairly over the partitions that have data (:func:`admit`), so no partition starves.
+  it every 10–15 ms when idle). With ``maxRowsPerBatch`` the batch admits the events that
+  come first in the group's order (:func:`admit`), so cutting a backlog into batches does
+  not reorder events across topics.
 * ``partitions`` cuts one micro-batch into tasks; ``read`` returns the rows of the group's
   wide layout (:class:`~eddy.engine.layout.InputLayout`) as Arrow record batches.
 * ``commit`` records the batch's end as the group's consumer position on the bus, so
@@ -151,32 +152,36 @@ def close_process_bus(url: str) -> None:
 # -- admission control ------------------------------------------------------------------
 
 
-def admit(start: Offsets, end: Offsets, max_rows: int) -> Offsets:
-    """``end`` cut down to at most ``max_rows`` events past ``start``, shared fairly.
+def admit(bus: Bus, inputs: GroupInput, start: Offsets, end: Offsets,
+          max_rows: int) -> Offsets:
+    """``end`` cut down to the first ``max_rows`` events past ``start`` in the group's order.
 
-    Water-filling: partitions with little waiting get all of it, the rest split what
-    remains equally (the odd events going to those with the most waiting, ties in topic and
-    partition order), so the result depends only on the arguments and every partition with
-    data advances when the limit allows.
+    The events admitted are those a batch of everything waiting would process first (the
+    order key of the module docstring, over the candidates), so a backlog cut into
+    micro-batches is processed in the same order as one read at once whenever timestamps
+    rise within each partition: a cut never lets a later event of one stream overtake an
+    earlier event of another (a fair share per partition would). Only the timestamps of at
+    most ``max_rows`` events per partition are read.
     """
-    slots = [(topic, p, end[topic][p] - start[topic][p])
-             for topic in end for p in range(len(end[topic]))]
-    if sum(max(waiting, 0) for _, _, waiting in slots) <= max_rows:
+    slots = [(inputs.stream_index(stream), topic, p, start[topic][p], end[topic][p])
+             for stream, topic in inputs.topics for p in range(len(end[topic]))
+             if end[topic][p] > start[topic][p]]
+    if sum(e - s for *_, s, e in slots) <= max_rows:
         return {topic: list(ends) for topic, ends in end.items()}
-    waiting = [(n, i) for i, (_, _, n) in enumerate(slots) if n > 0]
-    waiting.sort()
-    grant = [0] * len(slots)
-    budget = max_rows
-    for done, (n, i) in enumerate(waiting):
-        grant[i] = min(n, budget // (len(waiting) - done))
-        budget -= grant[i]
-    for i, (_, _, n) in enumerate(slots):  # a safety net: flooring leaves nothing over
-        extra = min(budget, max(n - grant[i], 0))
-        grant[i] += extra
-        budget -= extra
-    admitted = {topic: list(start[topic]) for topic in end}
-    for (topic, p, _), granted in zip(slots, grant):
-        admitted[topic][p] += granted
+    keys: list[tuple[np.ndarray, ...]] = []
+    for slot, (index, topic, p, first, last) in enumerate(slots):
+        ts = bus.read_table(topic, p, first, min(last, first + max_rows)) \
+            .column(BUS_TS).to_numpy()
+        n = len(ts)
+        keys.append((np.maximum.accumulate(ts) if n else ts, np.full(n, index, np.int64),
+                     np.full(n, p, np.int64), np.arange(n, dtype=np.int64),
+                     np.full(n, slot, np.int64)))
+    high_water, stream_index, part, rank, slot_of = (np.concatenate(k) for k in zip(*keys))
+    chosen = np.lexsort((rank, part, stream_index, high_water))[:max_rows]
+    counts = np.bincount(slot_of[chosen], minlength=len(slots))
+    admitted = {topic: list(positions) for topic, positions in start.items() if topic in end}
+    for (_, topic, p, first, _), count in zip(slots, counts):
+        admitted[topic][p] = first + int(count)
     return admitted
 
 
@@ -260,7 +265,7 @@ class BusStreamReader(DataSourceStreamReader):
         end = {topic: [max(e, s) for e, s in zip(bus.end_offsets(topic), start[topic])]
                for _, topic in self.inputs.topics}
         if isinstance(limit, ReadMaxRows):
-            end = admit(start, end, limit.max_rows)
+            end = admit(bus, self.inputs, start, end, limit.max_rows)
         return end
 
     def _complete(self, bus: Bus, offsets: Offsets) -> Offsets:
