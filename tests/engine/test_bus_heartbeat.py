@@ -25,7 +25,7 @@ def _heartbeat_wanted(text: str) -> bool:
     return needs_heartbeat(analyzed, input_layout(analyzed))
 
 
-def test_only_groups_with_timers_outside_playback_get_a_heartbeat(spark: Any) -> None:
+def test_only_groups_with_timers_outside_playback_get_a_heartbeat() -> None:
     assert _heartbeat_wanted(WINDOW_APP)
     assert not _heartbeat_wanted("@app:playback\n" + WINDOW_APP)
     assert not _heartbeat_wanted("define stream S (a int);\n"

@@ -8,7 +8,7 @@ interval, and the group reads that topic like any input (the operator hands such
 ``Runtime.advance``). Because the heartbeat is on the bus, a micro-batch replayed after a
 crash sees the very same ticks and fires the very same timers: restarts stay exact.
 
-Groups whose queries all compile to stateless Spark expressions have no timers, and
+Groups whose queries are all plain filters and projections have no timers, and
 playback apps (``@app:playback``) run on event time only; neither gets a heartbeat, so an
 idle app of that kind costs no micro-batches.
 """
@@ -24,8 +24,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
 from eddy.bus import TS, Bus, TopicSpec
 from eddy.engine.layout import InputLayout
-from eddy.engine.native import plan_native
-from eddy.lang import AnalyzedApp
+from eddy.lang import AnalyzedApp, ast
 from eddy.lang.ast import find_annotation
 
 INTERVAL_S = 0.5
@@ -35,13 +34,22 @@ log = logging.getLogger("eddy.engine.heartbeat")
 
 
 def needs_heartbeat(analyzed: AnalyzedApp, layout: InputLayout) -> bool:
-    """Whether the group can have timers that must fire without input."""
+    """Whether the group can have timers that must fire without input: a window, an output
+    rate, a join, pattern or sequence, a named window, an aggregation or a trigger. Decided
+    from the app alone (no Spark needed), erring towards a heartbeat."""
+    del layout  # every stream of the layout is read; what matters is what the queries do
     if find_annotation(analyzed.app.annotations, "app:playback") is not None:
         return False
-    native = plan_native(analyzed, layout).ids
-    stateful = [q for q in analyzed.queries if q.id not in native]
-    aggregations = any(info.kind == "aggregation" for info in analyzed.streams.values())
-    return bool(stateful) or aggregations
+    if any(info.kind in ("window", "aggregation", "trigger")
+           for info in analyzed.streams.values()):
+        return True
+    return any(_may_have_timers(info.query) for info in analyzed.queries)
+
+
+def _may_have_timers(query: ast.Query) -> bool:
+    source = query.input
+    return (query.output_rate is not None or not isinstance(source, ast.SingleInputStream)
+            or source.window is not None)
 
 
 def tick_topic_spec(name: str) -> TopicSpec:
