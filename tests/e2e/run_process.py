@@ -9,33 +9,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from polling import free_port, wait_for
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 START_S = 240.0  # a loaded 2-core machine has taken a minute to start Spark
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def wait_for(condition: Callable[[], Any], timeout: float, what: str,
-             interval: float = 0.05) -> Any:
-    """Polls until ``condition()`` is truthy; returns it, or fails after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
+__all__ = ["START_S", "EddyRun", "free_port", "listening", "wait_for"]
 
 
 def listening(port: int) -> bool:

@@ -9,41 +9,20 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psutil
 
+from polling import free_port, wait_for
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 SPARK_START_S = 180.0  # a loaded 2-core machine has taken 30 s to start Spark
 ADMIN = ("admin", "admin")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def wait_for(condition: Callable[[], Any], timeout: float, what: str,
-             interval: float = 0.1) -> Any:
-    """Polls until ``condition()`` is truthy; returns it, or fails after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
 
 
 def deployment_yaml(https_port: int, http_port: int | None = None, extra: str = "",
