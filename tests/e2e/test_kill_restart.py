@@ -8,7 +8,7 @@ same data folder; the client re-sends only the POSTs that were not acknowledged.
 event must then arrive at the NATS target exactly once, with its content — with the SQLite
 bus and with the NATS bus.
 
-``EDDY_E2E_EVENTS`` sets the number of events (default 100,000 to keep CI short; the issue's
+``EDDY_E2E_EVENTS`` sets the number of events (default 50,000 to keep CI short; the issue's
 check is 1,000,000: ``EDDY_E2E_EVENTS=1000000``, figures in bench/RESULTS.md).
 """
 
@@ -30,7 +30,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from run_process import START_S, EddyRun, free_port, listening, wait_for
 
 NATS_URL = os.environ.get("EDDY_TEST_NATS", "nats://127.0.0.1:4222")
-EVENTS = int(os.environ.get("EDDY_E2E_EVENTS", "100000"))
+EVENTS = int(os.environ.get("EDDY_E2E_EVENTS", "50000"))
 CLIENTS = 2
 
 APP = """\
