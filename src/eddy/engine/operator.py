@@ -163,7 +163,24 @@ def _run_with_stores(runtime: GroupRuntime, events: list[InputEvent], key: Any,
         return run_batch(runtime, events)
     from eddy.store.table_batch import run_stored_batch
 
-    return run_stored_batch(runtime, events, key, run_batch, runtime_id)
+    return run_stored_batch(runtime, events, key, run_batch, runtime_id, batch_identity())
+
+
+def batch_identity() -> tuple[str, int] | None:
+    """``(query id, batch id)`` of the Spark streaming micro-batch this task runs, or None.
+
+    Spark passes them to every task as local properties (``sql.streaming.queryId``, stable
+    across restarts from one checkpoint, and ``streaming.sql.batchId``)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        return None
+    query = context.getLocalProperty("sql.streaming.queryId")
+    batch = context.getLocalProperty("streaming.sql.batchId")
+    if not query or batch is None:
+        return None
+    return query, int(batch)
 
 
 def to_frame(outputs: Sequence[OutputEvent]) -> pd.DataFrame:

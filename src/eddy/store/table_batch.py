@@ -134,25 +134,6 @@ def connection(engine: Engine, *, write: bool) -> Iterator[Connection]:
         yield own
 
 
-def batch_identity() -> tuple[str, int] | None:
-    """``(query id, batch id)`` of the Spark streaming micro-batch this task runs, or None.
-
-    Spark passes them to every task as local properties (``sql.streaming.queryId``, stable
-    across restarts from one checkpoint, and ``streaming.sql.batchId``)."""
-    try:
-        from pyspark import TaskContext
-    except ImportError:  # pragma: no cover - pyspark is a dependency
-        return None
-    context = TaskContext.get()
-    if context is None:
-        return None
-    query = context.getLocalProperty("sql.streaming.queryId")
-    batch = context.getLocalProperty("streaming.sql.batchId")
-    if not query or batch is None:
-        return None
-    return query, int(batch)
-
-
 RunBatch = Callable[[GroupRuntime, list[InputEvent]], list[OutputEvent]]
 
 
@@ -168,21 +149,17 @@ def stored_engines(runtime: GroupRuntime) -> list[Engine]:
     return [engines[url] for url in sorted(engines)]
 
 
-_SPARK = ("spark", -1)
-
-
 def run_stored_batch(runtime: GroupRuntime, events: list[InputEvent], key: Any,
                      run: RunBatch, runtime_id: str = "",
-                     identity: tuple[str, int] | None = _SPARK) -> list[OutputEvent]:
+                     identity: tuple[str, int] | None = None) -> list[OutputEvent]:
     """``run(runtime, events)`` with its ``@store`` table operations in one transaction per
     database and a batch marker; see the module docstring. ``key`` is the state key and
     ``runtime_id`` names the runtime (its app and queries) within the streaming query;
-    ``identity`` is ``(query id, batch id)``, by default Spark's (:func:`batch_identity`)."""
+    ``identity`` is ``(query id, batch id)`` of the micro-batch (the engine reads Spark's);
+    without one, the batch is still one transaction but leaves no marker."""
     engines = stored_engines(runtime)
     if not engines or current_batch() is not None:
         return run(runtime, events)
-    if identity == _SPARK:
-        identity = batch_identity()
     marker_engine = engines[0]
     owner = _owner(identity, key, runtime_id) if identity is not None else None
     batch = Batch()
@@ -236,5 +213,5 @@ def drop_markers(engines: Sequence[Engine]) -> None:
             _created.discard(str(engine.url))
 
 
-__all__ = ["MARKER_TABLE", "Batch", "batch_identity", "connection", "current_batch",
+__all__ = ["MARKER_TABLE", "Batch", "connection", "current_batch",
            "drop_markers", "run_stored_batch", "stored_engines"]
