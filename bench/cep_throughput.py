@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from engine_throughput import Measured, measure  # bench/ is the script's directory
+from engine_throughput import Measured, drain, measure  # bench/ is the script's directory
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
@@ -245,17 +245,7 @@ def run_job(name: str, frame: DataFrame, work: Path, warmup: int, expected_rows:
     def count(batch: DataFrame, batch_id: int) -> None:
         counted.append(batch.count())
 
-    started = time.perf_counter()
-    query = (frame.writeStream.foreachBatch(count).queryName(name)
-             .option("checkpointLocation", str(work / f"ck-{name}")).start())
-    try:
-        query.processAllAvailable()
-    finally:
-        query.stop()
-    if query.exception() is not None:
-        raise RuntimeError(f"{name} failed: {query.exception()}")
-    total = time.perf_counter() - started
-    progress: list[dict[str, Any]] = [dict(p) for p in query.recentProgress]
+    total, progress = drain(frame.writeStream.foreachBatch(count), name, work)
     read = sum(p["numInputRows"] for p in progress)
     assert read == expected_rows, f"{name}: read {read} of {expected_rows} rows"
     result = measure(progress, warmup)

@@ -49,6 +49,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import DataStreamWriter
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from eddy.engine.group_query import compile_group
@@ -168,19 +169,22 @@ def measure(progress: list[dict[str, Any]], warmup: int) -> Measured:
                     float(np.percentile(durations, 99)), len(steady), rows, 0.0)
 
 
-def run_job(spark: SparkSession, name: str, frame: DataFrame, work: Path,
-            warmup: int, expected_rows: int) -> Measured:
+def drain(writer: DataStreamWriter, name: str, work: Path) -> tuple[float, list[dict[str, Any]]]:
+    """Runs a streaming job until its input is used up: wall seconds and its progress."""
     started = time.perf_counter()
-    query = (frame.writeStream.format("noop").queryName(name)
-             .option("checkpointLocation", str(work / f"ck-{name}")).start())
+    query = writer.queryName(name).option("checkpointLocation", str(work / f"ck-{name}")).start()
     try:
         query.processAllAvailable()
     finally:
         query.stop()
     if query.exception() is not None:
         raise RuntimeError(f"{name} failed: {query.exception()}")
-    total = time.perf_counter() - started
-    progress: list[dict[str, Any]] = [dict(p) for p in query.recentProgress]
+    return time.perf_counter() - started, [dict(p) for p in query.recentProgress]
+
+
+def run_job(spark: SparkSession, name: str, frame: DataFrame, work: Path,
+            warmup: int, expected_rows: int) -> Measured:
+    total, progress = drain(frame.writeStream.format("noop"), name, work)
     read = sum(p["numInputRows"] for p in progress)
     assert read == expected_rows, f"{name}: read {read} of {expected_rows} rows " \
                                   "(raise spark.sql.streaming.numRecentProgressUpdates?)"

@@ -46,7 +46,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine_throughput import Measured, measure  # noqa: E402  (bench/ is not a package)
+from engine_throughput import Measured, drain, measure  # noqa: E402  (bench/ is not a package)
 
 from eddy.engine.group_query import compile_group  # noqa: E402
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout  # noqa: E402
@@ -109,20 +109,11 @@ def run_job(spark: SparkSession, name: str, frame: DataFrame, work: Path, warmup
             expected_rows: int, mode: str) -> Measured:
     """``engine_throughput.run_job`` with an output mode (the hand-written aggregation
     needs ``update``)."""
-    started = time.perf_counter()
-    query = (frame.writeStream.format("noop").outputMode(mode).queryName(name)
-             .option("checkpointLocation", str(work / f"ck-{name}")).start())
-    try:
-        query.processAllAvailable()
-    finally:
-        query.stop()
-    if query.exception() is not None:
-        raise RuntimeError(f"{name} failed: {query.exception()}")
-    progress: list[dict[str, Any]] = [dict(p) for p in query.recentProgress]
+    total, progress = drain(frame.writeStream.format("noop").outputMode(mode), name, work)
     read = sum(p["numInputRows"] for p in progress)
     assert read == expected_rows, f"{name}: read {read} of {expected_rows} rows"
     result = measure(progress, warmup)
-    result.total_s = time.perf_counter() - started
+    result.total_s = total
     return result
 
 
