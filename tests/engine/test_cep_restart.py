@@ -16,20 +16,18 @@ topic partition's high-water timestamp) is the input order whatever batches Spar
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from conformance import Case, compare_events, load_cases
+from group_runs import crash_once, run_inputs
 
-from eddy.bus import Bus, open_bus, sqlite_url
-from eddy.engine.group_runner import GroupRunner, output_events
+from eddy.bus import open_bus, sqlite_url
+from eddy.engine.group_runner import output_events
 
-WAIT_S = 90.0
 # One case per stateful feature: a counting pattern with `within` over two streams, a left
 # outer window join, a table updated and read through a join by three streams, and a value
 # partition (its runtime split over Spark state keys by partition value).
@@ -37,47 +35,6 @@ CASE_NAMES = ("pattern_count_2_to_5_within", "join_left_outer", "table_update_ex
               "partition_value_length_window")
 CASES = {c.name: c for c in load_cases(["pattern", "join", "table", "partition"])
          if c.name in CASE_NAMES}
-
-OnOutput = Callable[[int, Mapping[str, pa.Table]], None]
-
-
-def _append(bus: Bus, runner: GroupRunner, inputs: list[dict[str, Any]]) -> None:
-    """Appends events in input order, one append per run of events of the same stream."""
-    for stream, run in groupby(inputs, key=lambda item: item["stream"]):
-        events = list(run)
-        names = [a.name for a in runner.analyzed.streams[stream].attributes]
-        columns: dict[str, list[Any]] = {"_ts": [e["timestamp"] for e in events]}
-        for i, name in enumerate(names):
-            columns[name] = [e["data"][i] for e in events]
-        bus.append(runner.input_topic(stream), pa.table(columns))
-
-
-def _run(case: Case, spark: Any, url: str, checkpoint: Path, inputs: list[dict[str, Any]],
-         on_output: OnOutput | None = None) -> None:
-    """One runner: starts on ``checkpoint``, takes ``inputs``, stops once they are done."""
-    # The case's timestamps are event time: the wall-clock heartbeat stays out.
-    runner = GroupRunner(case.app, url, checkpoint, spark=spark, on_output=on_output,
-                         group=checkpoint.parent.name, heartbeat=False)
-    runner.start()
-    try:
-        with open_bus(url) as bus:
-            _append(bus, runner, inputs)
-        assert runner.await_idle(WAIT_S)
-    finally:
-        runner.stop()
-
-
-def _crash_once() -> OnOutput:
-    """A callback that fails the query after its first batch's outputs are on the bus."""
-    calls: list[int] = []
-
-    def crash(batch_id: int, tables: Mapping[str, pa.Table]) -> None:
-        calls.append(batch_id)
-        if len(calls) == 1:
-            raise RuntimeError("simulated crash after the outputs were appended")
-
-    return crash
-
 
 def run_with_restart(case: Case, spark: Any, work: Path, cut: int | None,
                      crash: bool = False) -> dict[str, list[dict[str, Any]]]:
@@ -87,15 +44,15 @@ def run_with_restart(case: Case, spark: Any, work: Path, cut: int | None,
     checkpoint = work / "checkpoint"
     inputs = [item for item in case.inputs if "stream" in item]
     if cut is None:
-        _run(case, spark, url, checkpoint, inputs)
+        run_inputs(case.app, spark, url, checkpoint, inputs)
     else:
-        _run(case, spark, url, checkpoint, inputs[:cut])
+        run_inputs(case.app, spark, url, checkpoint, inputs[:cut])
         rest = inputs[cut:]
         if crash:
             with pytest.raises(RuntimeError, match="simulated crash"):
-                _run(case, spark, url, checkpoint, rest, on_output=_crash_once())
+                run_inputs(case.app, spark, url, checkpoint, rest, on_output=crash_once())
             rest = []  # already on the bus: the next runner replays the failed batch
-        _run(case, spark, url, checkpoint, rest)
+        run_inputs(case.app, spark, url, checkpoint, rest)
     assert case.expected is not None
     with open_bus(url) as bus:
         return {stream: output_events(bus, stream) for stream in case.expected}

@@ -12,28 +12,26 @@ uninterrupted run's (the batch marker of :mod:`eddy.store.table_batch` at work).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from conformance import Case, compare_case, compare_events, load_cases
+from group_runs import crash_once, run_inputs
 from sqlalchemy import MetaData, Table, inspect, select
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_rdbms_table import BACKENDS, stored  # noqa: E402
 
-from eddy.bus import Bus, open_bus, sqlite_url  # noqa: E402
-from eddy.engine.group_runner import GroupRunner, output_events  # noqa: E402
+from eddy.bus import open_bus, sqlite_url  # noqa: E402
+from eddy.engine.group_runner import output_events  # noqa: E402
 from eddy import SiddhiAppError, replay  # noqa: E402
 from eddy.store.connect import connect, jdbc_to_sqlalchemy  # noqa: E402
 from eddy.store.table_batch import MARKER_TABLE  # noqa: E402
 
 CASES = {c.name: c for c in load_cases(["table"])}
-WAIT_S = 90.0
 
 
 @pytest.fixture
@@ -68,44 +66,6 @@ def test_replay_with_rdbms_table(backend: str, spark: Any, tmp_path: Path,
 
 # -- stop and restart ---------------------------------------------------------------------------
 
-OnOutput = Callable[[int, Mapping[str, pa.Table]], None]
-
-
-def _append(bus: Bus, runner: GroupRunner, inputs: list[dict[str, Any]]) -> None:
-    for stream, run in groupby(inputs, key=lambda item: item["stream"]):
-        events = list(run)
-        names = [a.name for a in runner.analyzed.streams[stream].attributes]
-        columns: dict[str, list[Any]] = {"_ts": [e["timestamp"] for e in events]}
-        for i, name in enumerate(names):
-            columns[name] = [e["data"][i] for e in events]
-        bus.append(runner.input_topic(stream), pa.table(columns))
-
-
-def _run(app: str, spark: Any, bus_url: str, checkpoint: Path, inputs: list[dict[str, Any]],
-         on_output: OnOutput | None = None) -> None:
-    # The events' timestamps are event time: the wall-clock heartbeat stays out.
-    runner = GroupRunner(app, bus_url, checkpoint, spark=spark, on_output=on_output,
-                         group=checkpoint.parent.name, max_rows_per_batch=2, heartbeat=False)
-    runner.start()
-    try:
-        with open_bus(bus_url) as bus:
-            _append(bus, runner, inputs)
-        assert runner.await_idle(WAIT_S)
-    finally:
-        runner.stop()
-
-
-def _crash_once() -> OnOutput:
-    calls: list[int] = []
-
-    def crash(batch_id: int, tables: Mapping[str, pa.Table]) -> None:
-        calls.append(batch_id)
-        if len(calls) == 1:
-            raise RuntimeError("simulated crash after the outputs were appended")
-
-    return crash
-
-
 def _run_case(case: Case, spark: Any, work: Path, cut: int | None, crash: bool
               ) -> tuple[dict[str, list[dict[str, Any]]], list[list[Any]], int]:
     """The case's outputs, its table's final rows and how many batch markers were stored."""
@@ -117,15 +77,16 @@ def _run_case(case: Case, spark: Any, work: Path, cut: int | None, crash: bool
     checkpoint = work / "checkpoint"
     inputs = [item for item in case.inputs if "stream" in item]
     if cut is None:
-        _run(app, spark, bus_url, checkpoint, inputs)
+        run_inputs(app, spark, bus_url, checkpoint, inputs, max_rows_per_batch=2)
     else:
-        _run(app, spark, bus_url, checkpoint, inputs[:cut])
+        run_inputs(app, spark, bus_url, checkpoint, inputs[:cut], max_rows_per_batch=2)
         rest = inputs[cut:]
         if crash:
             with pytest.raises(RuntimeError, match="simulated crash"):
-                _run(app, spark, bus_url, checkpoint, rest, on_output=_crash_once())
+                run_inputs(app, spark, bus_url, checkpoint, rest, on_output=crash_once(),
+                           max_rows_per_batch=2)
             rest = []
-        _run(app, spark, bus_url, checkpoint, rest)
+        run_inputs(app, spark, bus_url, checkpoint, rest, max_rows_per_batch=2)
     assert case.expected is not None
     with open_bus(bus_url) as bus:
         outputs = {stream: output_events(bus, stream) for stream in case.expected}
