@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from eddy.engine.followed_by import compile_followed_by, compiles_in_spark, plan_followed_by
 from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TICK_STREAM, TS, \
     InputLayout
 from eddy.engine.native import compile_native, plan_native
@@ -65,8 +66,14 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     rest = [q for q in analyzed.queries if q.id not in native.ids]
     outputs = compile_native(analyzed, native, source, layout)
     window = plan_window_aggregate(analyzed, rest, layout)
+    pattern = plan_followed_by(analyzed, rest, layout)
+    if pattern is not None and not compiles_in_spark(analyzed, pattern):
+        pattern = None
     if window is not None:
         stateful = compile_window_aggregate(analyzed, window, source, layout)
+        outputs = stateful if outputs is None else outputs.unionByName(stateful)
+    elif pattern is not None:
+        stateful = compile_followed_by(analyzed, pattern, source, layout)
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
     elif rest or (on_demand and _has_state(analyzed)) or outputs is None:
         streams = {n for q in rest for n in q.inputs} | _aggregation_inputs(analyzed) | \

@@ -1,0 +1,295 @@
+"""``every e1=S1 -> e2=S2[c] within t`` over a whole micro-batch at once.
+
+The reference (``StreamPreStateProcessor``, ported event by event in
+:mod:`eddy.engine.runtime.pattern`) keeps an ``e1`` partial match of a pattern instance
+(the app, or one partition key) first in a *new* list, which the next ``S2`` event moves
+into the *pending* list, in arrival order, just before it is tested. Before every event of
+either stream, ``within`` drops expired matches (``|e1.ts - now| > t``): from the head of
+the pending list, stopping at the first that is still in time, and from the new list all of
+them. An ``S2`` event then completes, in list order, every pending match that ``c``
+accepts; those leave the list. An ``S1`` event that passes its filter adds a new match last.
+
+When timestamps do not go back — the pending list is in time order and every event of the
+batch is at least as late as the one before — "the head up to the first in time" is "every
+match older than ``now - t``", and each match is on its own: it completes with the first
+later ``S2`` event of its match key that ``c`` accepts and that is within ``t`` of it, or
+never. :func:`process` then finds all of a batch's matches with array operations: ``S2``
+events sorted by (key, arrival), each match's first candidate by binary search, and the
+candidates after it tested in growing blocks until each match has its event or has run past
+its key's events or its ``within``. A batch whose timestamps go back is run event by event
+instead (:func:`_sequential`), with the same state, so either path may follow the other.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from eddy.engine.columnar import Values, column_values, evaluate, truthy
+from eddy.engine.followed_by.plan import FIRST, FollowedBySpec
+from eddy.engine.layout import SEQ, TS
+from eddy.lang.ast import AttrType
+
+__all__ = ["FIRST_EVENT", "KEY", "PARTITION", "SECOND_EVENT", "SECOND_PASSES", "Pending",
+           "process"]
+
+Array = npt.NDArray[Any]
+FIRST_EVENT = "_s1"    # an S1 event that passes e1's filter: it starts a match
+SECOND_EVENT = "_s2"   # an S2 event (of the instance): it expires matches
+SECOND_PASSES = "_f2"  # ... and passes the conditions that read e2 alone
+PARTITION = "_pk"      # the partition key (partitioned patterns only)
+KEY = "_key"
+POSITION = "_i"
+_FIRST_BLOCK, _LAST_BLOCK = 2, 256
+_NULLABLE = {AttrType.INT: "Int32", AttrType.LONG: "Int64", AttrType.BOOL: "boolean"}
+
+
+@dataclass
+class Pending:
+    """The ``e1`` matches of one Spark state key, in arrival order: their ``_seq``, ``_ts``,
+    partition key, whether they are still in the new list (``waiting``) and their ``e1``
+    columns (what Spark checkpoints, pickled)."""
+
+    seq: Array = field(default_factory=lambda: np.empty(0, np.int64))
+    waiting: Array = field(default_factory=lambda: np.empty(0, bool))
+    ts: Array = field(default_factory=lambda: np.empty(0, np.int64))
+    partition: Array = field(default_factory=lambda: np.empty(0, object))
+    columns: dict[str, Values] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """Pending matches followed by the batch's new ones, with their match-key groups."""
+
+    seq: Array
+    ts: Array
+    partition: Array
+    columns: dict[str, Values]
+    group: Array
+    rows: Array  # the batch row that started each (-1: from an earlier batch)
+    waiting: Array  # in the new list at the batch's start (the batch's own: True)
+
+
+def process(spec: FollowedBySpec, pending: Pending,
+            frame: pd.DataFrame) -> tuple[pd.DataFrame, Pending]:
+    """The batch's outputs (``_seq``, ``_ts``, ``_i`` and ``o<i>`` per selected attribute,
+    in emission order) and the matches still pending after it. ``frame`` holds the rows of
+    S1 and S2 in ``_seq`` order with the flag columns above and the spec's columns."""
+    kinds = dict(spec.columns)
+    first_cols = [c for c in kinds if c.startswith(FIRST)]
+    batch = {c: column_values(frame[c], kinds[c]) for c in kinds}
+    seq, ts = frame[SEQ].to_numpy(np.int64), frame[TS].to_numpy(np.int64)
+    starts = frame[FIRST_EVENT].to_numpy(bool)
+    seconds = frame[SECOND_EVENT].to_numpy(bool)
+    partition = frame[PARTITION].to_numpy(object) if spec.partitioned \
+        else np.zeros(len(frame), object)
+    if not pending.columns:
+        pending.columns = {c: Values(np.empty(0, _dtype(kinds[c])), np.empty(0, bool))
+                           for c in first_cols}
+    new = np.flatnonzero(starts)
+    candidate_columns = {c: _concat(pending.columns[c], _take(batch[c], new))
+                         for c in first_cols}
+    first_keys = [candidate_columns[a] for a, _ in spec.keys]
+    second_keys = [batch[b] for _, b in spec.keys]
+    candidate_partition = np.concatenate([pending.partition, partition[new]])
+    groups = _groups(candidate_partition, partition, first_keys, second_keys)
+    candidates = _Candidates(
+        np.concatenate([pending.seq, seq[new]]), np.concatenate([pending.ts, ts[new]]),
+        candidate_partition, candidate_columns, groups[:len(candidate_partition)],
+        np.concatenate([np.full(len(pending), -1, np.int64), new]),
+        np.concatenate([pending.waiting, np.ones(len(new), bool)]))
+    event_group = groups[len(candidate_partition):]
+    testable = seconds & frame[SECOND_PASSES].to_numpy(bool) & (event_group >= 0)
+    # every event of either stream expires matches: all of them count for the order
+    in_order = spec.within is None or bool(
+        (np.diff(np.concatenate([pending.ts, ts])) >= 0).all())
+    if in_order:
+        matched, alive, waiting = _vectorised(spec, candidates, batch, ts, seq, event_group,
+                                              testable, seconds, partition)
+    else:
+        matched, alive, waiting = _sequential(spec, candidates, batch, ts, event_group,
+                                              testable, seconds, partition, starts)
+    kept = np.flatnonzero(alive)
+    left = Pending(candidates.seq[kept], waiting[kept], candidates.ts[kept],
+                   candidates.partition[kept],
+                   {c: _take(v, kept) for c, v in candidate_columns.items()})
+    return _outputs(spec, candidates, batch, seq, ts, matched), left
+
+
+def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
+                ts: Array, seq: Array, event_group: Array, testable: Array, seconds: Array,
+                partition: Array) -> tuple[Array, Array, Array]:
+    """(candidate, batch row) pairs that complete, which candidates stay, and which of
+    those are still in the new list."""
+    events = np.flatnonzero(testable)
+    events = events[np.argsort(event_group[events], kind="stable")]  # by (group, arrival)
+    groups = event_group[events]
+    rank = np.searchsorted(seq, candidates.seq, side="right")  # batch rows at or before it
+    width = np.int64(len(seq) + 1)
+    first = np.searchsorted(groups * width + events, candidates.group * width + rank - 1,
+                            side="right")
+    end = np.searchsorted(groups, candidates.group, side="right")
+    active = np.flatnonzero((candidates.group >= 0) & (first < end))
+    found = np.full(len(candidates.seq), -1, np.int64)
+    offset, block = 0, _FIRST_BLOCK
+    while len(active):
+        tried = first[active, None] + np.arange(offset, offset + block)[None, :]
+        inside = tried < end[active, None]
+        rows = events[np.minimum(tried, len(events) - 1)]
+        if spec.within is not None:
+            inside &= ts[rows] - candidates.ts[active, None] <= spec.within
+        accepted = inside.copy()
+        if spec.residual is not None and inside.any():
+            which, step = np.nonzero(inside)
+            accepted[which, step] = _accepts(spec, candidates, batch, active[which],
+                                             rows[which, step])
+        hit = accepted.any(axis=1)
+        chosen = np.argmax(accepted, axis=1)
+        found[active[hit]] = rows[hit, chosen[hit]]
+        # a candidate is done when matched or past its key's events or its within (its
+        # key's events are in time order, so no later one is within either)
+        done = hit | ~inside.all(axis=1)
+        active = active[~done]
+        offset += block
+        block = min(block * 4, _LAST_BLOCK)
+    matched = np.flatnonzero(found >= 0)
+    alive = found < 0
+    if spec.within is not None:  # in time order, an instance's last event is its latest
+        last = _last_row(candidates, partition, np.ones(len(ts), bool))
+        alive &= ~((last > candidates.rows) & (ts[np.maximum(last, 0)] - candidates.ts
+                                                > spec.within))
+    waiting = candidates.waiting & ~(_last_row(candidates, partition, seconds)
+                                     > candidates.rows)
+    return np.stack([matched, found[matched]], axis=1), alive, waiting
+
+
+def _last_row(candidates: _Candidates, partition: Array, chosen: Array) -> Array:
+    """Per candidate, the last chosen batch row of its instance (-1: none)."""
+    rows = np.flatnonzero(chosen)
+    if not len(rows):
+        return np.full(len(candidates.seq), -1, np.int64)
+    last = pd.Series(rows).groupby(partition[rows], sort=False).last()
+    found: Array = pd.Series(candidates.partition).map(last).fillna(-1).to_numpy(np.int64)
+    return found
+
+
+def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
+                ts: Array, event_group: Array, testable: Array, seconds: Array,
+                partition: Array, starts: Array) -> tuple[Array, Array, Array]:
+    """The reference's order of work, event by event (timestamps go back in this batch)."""
+    within = spec.within
+    assert within is not None
+    pending: dict[Any, deque[int]] = {}
+    new: dict[Any, list[int]] = {}
+    for index in range(int((candidates.rows < 0).sum())):
+        lists = new if candidates.waiting[index] else pending
+        lists.setdefault(candidates.partition[index], []).append(index)  # type: ignore[arg-type]
+    pending = {key: deque(items) for key, items in pending.items()}
+    started = {int(r): i for i, r in enumerate(candidates.rows) if r >= 0}
+    pairs: list[tuple[int, int]] = []
+    for row in range(len(ts)):
+        key, now = partition[row], int(ts[row])
+        waiting = pending.setdefault(key, deque())
+        while waiting and abs(int(candidates.ts[waiting[0]]) - now) > within:
+            waiting.popleft()
+        fresh = [c for c in new.get(key, ()) if abs(int(candidates.ts[c]) - now) <= within]
+        if seconds[row]:
+            waiting.extend(fresh)
+            fresh = []
+        new[key] = fresh
+        if testable[row] and waiting:
+            listed = np.fromiter(waiting, np.int64, len(waiting))
+            tried = listed[candidates.group[listed] == event_group[row]]
+            if len(tried) and spec.residual is not None:
+                tried = tried[_accepts(spec, candidates, batch, tried, np.full(len(tried), row))]
+            if len(tried):
+                done = set(tried.tolist())
+                pairs += [(c, row) for c in tried.tolist()]
+                pending[key] = deque(c for c in waiting if c not in done)
+        if starts[row]:
+            new[key].append(started[row])
+    alive = np.zeros(len(candidates.seq), bool)
+    in_new = np.zeros(len(candidates.seq), bool)
+    for items in pending.values():
+        alive[list(items)] = True
+    for fresh in new.values():
+        alive[fresh] = True
+        in_new[fresh] = True
+    return np.asarray(pairs, np.int64).reshape(-1, 2), alive, in_new
+
+
+def _accepts(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
+             which: Array, rows: Array) -> Array:
+    """Whether the residual condition holds for each (candidate, batch row) pair."""
+    assert spec.residual is not None
+    columns = {c: _take(v, which) for c, v in candidates.columns.items()}
+    columns.update({c: _take(v, rows) for c, v in batch.items() if not c.startswith(FIRST)})
+    return truthy(evaluate(spec.residual, columns, len(which)))
+
+
+def _groups(candidate_partition: Array, partition: Array, first_keys: list[Values],
+            second_keys: list[Values]) -> Array:
+    """One match-key group number per candidate, then per batch row (-1: a null key, which
+    equals nothing): the partition key and every ``e1.a == b`` value, factorised together."""
+    size = len(candidate_partition) + len(partition)
+    codes, _ = pd.factorize(np.concatenate([candidate_partition, partition]))
+    combined = codes.astype(np.int64)
+    null = np.zeros(size, bool)
+    for a, b in zip(first_keys, second_keys):
+        values = np.concatenate([a.values, b.values]) if a.values.dtype == b.values.dtype \
+            else np.concatenate([a.values.astype(object), b.values.astype(object)])
+        part, uniques = pd.factorize(values)
+        null |= np.concatenate([a.null, b.null])
+        combined = combined * (len(uniques) + 1) + part
+        combined, _ = pd.factorize(combined)  # keeps the product small
+    return np.where(null, -1, combined).astype(np.int64)
+
+
+def _outputs(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
+             seq: Array, ts: Array, pairs: Array) -> pd.DataFrame:
+    if len(pairs):  # emitted at the completing event, in pending (arrival) order
+        pairs = pairs[np.lexsort((candidates.seq[pairs[:, 0]], pairs[:, 1]))]
+    which, rows = pairs[:, 0], pairs[:, 1]
+    first_of_row = np.searchsorted(rows, rows, side="left")
+    frame: dict[str, Any] = {SEQ: seq[rows], TS: ts[rows],
+                             POSITION: (np.arange(len(rows)) - first_of_row).astype(np.int32)}
+    for i, out in enumerate(spec.selected):
+        values = _take(candidates.columns[out.column], which) if out.side == FIRST \
+            else _take(batch[out.column], rows)
+        frame[f"o{i}"] = _series(values, out.type)
+    return pd.DataFrame(frame)
+
+
+def _series(values: Values, kind: AttrType) -> pd.Series:
+    if kind is AttrType.DOUBLE:
+        return pd.Series(np.where(values.null, np.nan, values.values))  # NaN leaves as null
+    nullable = _NULLABLE.get(kind)
+    if nullable is None:
+        plain = values.values.astype(object)
+        plain[values.null] = None
+        return pd.Series(plain, dtype=object)
+    series = pd.Series(values.values).astype(nullable)
+    series[values.null] = pd.NA
+    return series
+
+
+def _take(values: Values, index: Array) -> Values:
+    return Values(values.values[index], values.null[index])
+
+
+def _concat(a: Values, b: Values) -> Values:
+    return Values(np.concatenate([a.values, b.values]), np.concatenate([a.null, b.null]))
+
+
+def _dtype(kind: AttrType) -> Any:
+    return {AttrType.INT: np.int64, AttrType.LONG: np.int64, AttrType.DOUBLE: np.float64,
+            AttrType.BOOL: bool}.get(kind, object)
