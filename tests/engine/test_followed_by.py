@@ -23,12 +23,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eddy.engine.columnar import column_values, compile_columnar, evaluate, truthy
+from eddy.engine.columnar import POSITION, column_values, compile_columnar, evaluate, truthy
 from eddy.engine.followed_by import FollowedByPlan, plan_followed_by
 from eddy.engine.followed_by.matching import (
     FIRST_EVENT,
     PARTITION,
-    POSITION,
     SECOND_EVENT,
     SECOND_PASSES,
     Pending,
@@ -96,7 +95,7 @@ def operator_rows(analyzed: AnalyzedApp, plan: FollowedByPlan,
             raw = values[plan.partition_attributes[event.stream]]
             if raw is None:
                 continue  # a null partition value goes nowhere
-            key = str(raw)
+            key = raw if isinstance(raw, int) and not isinstance(raw, bool) else str(raw)
         columns = {n: column_values(pd.Series([values[n]], dtype=object), kinds[n])
                    for n in names}
 

@@ -31,7 +31,8 @@ from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.typecheck import constant_value
 
-__all__ = ["Node", "NotColumnar", "Values", "column_values", "compile_columnar", "evaluate",
+__all__ = ["POSITION", "Node", "NotColumnar", "Values", "column_values", "compile_columnar",
+           "concat", "dtype_of", "evaluate", "key_groups", "output_frame", "series_of", "take",
            "truthy"]
 
 Array = npt.NDArray[Any]
@@ -41,6 +42,7 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
     ">": np.greater, ">=": np.greater_equal}
 _ARITHMETIC = ("+", "-", "*", "/", "%")
+_NULLABLE = {AttrType.INT: "Int32", AttrType.LONG: "Int64", AttrType.BOOL: "boolean"}
 
 
 class NotColumnar(Exception):
@@ -206,3 +208,66 @@ def _arithmetic(op: str, kind: AttrType, x: Array, y: Array, null: Array) -> Val
         quotient += ((x % safe) != 0) & ((x < 0) != (safe < 0))
         return Values(_wrap(np.where(minus_one, -x, quotient), kind), null)
     return Values(np.where(minus_one, 0, np.fmod(x, safe)), null)
+
+
+def key_groups(base: Array, first: list[Values], second: list[Values]) -> Array:
+    """One group number per row of ``first``'s columns followed by ``second``'s, equal where
+    ``base`` and every key column are (``first[i]`` pairs with ``second[i]``); -1 where a key
+    is null, which equals nothing, as in a Siddhi comparison."""
+    combined = base.astype(np.int64)
+    null = np.zeros(len(base), bool)
+    for a, b in zip(first, second):
+        values = np.concatenate([a.values, b.values]) if a.values.dtype == b.values.dtype \
+            else np.concatenate([a.values.astype(object), b.values.astype(object)])
+        part, uniques = pd.factorize(values)
+        null |= np.concatenate([a.null, b.null])
+        combined = combined * (len(uniques) + 1) + part
+        combined, _ = pd.factorize(combined)  # keeps the product small
+    return np.where(null, -1, combined).astype(np.int64)
+
+
+POSITION = "_i"
+"""An operator output's place among the outputs of the event that caused it."""
+
+
+def output_frame(seq: Array, ts: Array, rows: Array,
+                 values: list[tuple[Values, AttrType]]) -> pd.DataFrame:
+    """An operator's outputs: for each, the ``_seq`` and ``_ts`` of the batch row that caused
+    it (``rows``, sorted), its :data:`POSITION` among that row's, then ``o<i>`` per value."""
+    first_of_row = np.searchsorted(rows, rows, side="left")
+    frame: dict[str, Any] = {"_seq": seq[rows], "_ts": ts[rows],
+                             POSITION: (np.arange(len(rows)) - first_of_row).astype(np.int32)}
+    for i, (column, kind) in enumerate(values):
+        frame[f"o{i}"] = series_of(column, kind)
+    return pd.DataFrame(frame)
+
+
+def series_of(values: Values, kind: AttrType) -> pd.Series:
+    """An output column as Spark takes it back: a double null is NaN (Spark makes it null),
+    ints and bools nullable, anything else objects with None."""
+    if kind is AttrType.DOUBLE:
+        return pd.Series(np.where(values.null, np.nan, values.values))  # NaN leaves as null
+    nullable = _NULLABLE.get(kind)
+    if nullable is None:
+        plain = values.values.astype(object)
+        plain[values.null] = None
+        return pd.Series(plain, dtype=object)
+    series = pd.Series(values.values).astype(nullable)
+    series[values.null] = pd.NA
+    return series
+
+
+def take(values: Values, index: Array) -> Values:
+    """The values at ``index``."""
+    return Values(values.values[index], values.null[index])
+
+
+def concat(a: Values, b: Values) -> Values:
+    """``a`` then ``b``."""
+    return Values(np.concatenate([a.values, b.values]), np.concatenate([a.null, b.null]))
+
+
+def dtype_of(kind: AttrType) -> Any:
+    """The numpy dtype that holds ``kind``'s values here."""
+    return {AttrType.INT: np.int64, AttrType.LONG: np.int64, AttrType.DOUBLE: np.float64,
+            AttrType.BOOL: bool}.get(kind, object)

@@ -5,7 +5,9 @@ the rest run in the per-event runtime hosted by a stateful operator
 (:mod:`eddy.engine.operator`), keyed by one state key for now: an unpartitioned Siddhi
 query is one sequential thread in the reference too. A group whose one stateful query is a
 ``#window.time``/``#window.timeBatch`` aggregation runs it vectorised instead
-(:mod:`eddy.engine.window_aggregates`), with the same outputs. The result is the group's
+(:mod:`eddy.engine.window_aggregates`), with the same outputs, and so does one whose query
+is an ``every e1 -> e2[c] within t`` pattern (:mod:`eddy.engine.followed_by`) or an inner
+join of two length windows (:mod:`eddy.engine.window_join`). The result is the group's
 tagged output rows, ready for one writer that routes them by target.
 
 Why not one state key per hash bucket of the ``group by`` key (DESIGN.md §4)? A bucket only
@@ -41,6 +43,7 @@ from eddy.engine.runtime.aggregation.batch_step import (
     make_aggregation_step,
 )
 from eddy.engine.window_aggregates import compile_window_aggregate, plan_window_aggregate
+from eddy.engine.window_join import compile_window_join, join_compiles_in_spark, plan_window_join
 from eddy.lang import check
 from eddy.store.aggregation_settings import worker_environment
 
@@ -69,11 +72,17 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     pattern = plan_followed_by(analyzed, rest, layout)
     if pattern is not None and not compiles_in_spark(analyzed, pattern):
         pattern = None
+    join = plan_window_join(analyzed, rest, layout)
+    if join is not None and not join_compiles_in_spark(analyzed, join):
+        join = None
     if window is not None:
         stateful = compile_window_aggregate(analyzed, window, source, layout)
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
     elif pattern is not None:
         stateful = compile_followed_by(analyzed, pattern, source, layout)
+        outputs = stateful if outputs is None else outputs.unionByName(stateful)
+    elif join is not None:
+        stateful = compile_window_join(analyzed, join, source, layout)
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
     elif rest or (on_demand and _has_state(analyzed)) or outputs is None:
         streams = {n for q in rest for n in q.inputs} | _aggregation_inputs(analyzed) | \

@@ -31,10 +31,19 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from eddy.engine.columnar import Values, column_values, evaluate, truthy
+from eddy.engine.columnar import (
+    Values,
+    column_values,
+    concat,
+    dtype_of,
+    evaluate,
+    key_groups,
+    output_frame,
+    take,
+    truthy,
+)
 from eddy.engine.followed_by.plan import FIRST, FollowedBySpec
 from eddy.engine.layout import SEQ, TS
-from eddy.lang.ast import AttrType
 
 __all__ = ["FIRST_EVENT", "KEY", "PARTITION", "SECOND_EVENT", "SECOND_PASSES", "Pending",
            "process"]
@@ -45,9 +54,7 @@ SECOND_EVENT = "_s2"   # an S2 event (of the instance): it expires matches
 SECOND_PASSES = "_f2"  # ... and passes the conditions that read e2 alone
 PARTITION = "_pk"      # the partition key (partitioned patterns only)
 KEY = "_key"
-POSITION = "_i"
 _FIRST_BLOCK, _LAST_BLOCK = 2, 256
-_NULLABLE = {AttrType.INT: "Int32", AttrType.LONG: "Int64", AttrType.BOOL: "boolean"}
 
 
 @dataclass
@@ -73,6 +80,7 @@ class _Candidates:
     seq: Array
     ts: Array
     partition: Array
+    instance: Array  # the partition key's number (shared with the batch rows')
     columns: dict[str, Values]
     group: Array
     rows: Array  # the batch row that started each (-1: from an earlier batch)
@@ -86,56 +94,65 @@ def process(spec: FollowedBySpec, pending: Pending,
     S1 and S2 in ``_seq`` order with the flag columns above and the spec's columns."""
     kinds = dict(spec.columns)
     first_cols = [c for c in kinds if c.startswith(FIRST)]
-    batch = {c: column_values(frame[c], kinds[c]) for c in kinds}
+    read: dict[str, Values] = {}
+    for logical, physical in spec.physical:
+        if physical not in read:
+            read[physical] = column_values(frame[physical], kinds[logical])
+    batch = {logical: read[physical] for logical, physical in spec.physical}
     seq, ts = frame[SEQ].to_numpy(np.int64), frame[TS].to_numpy(np.int64)
     starts = frame[FIRST_EVENT].to_numpy(bool)
     seconds = frame[SECOND_EVENT].to_numpy(bool)
-    partition = frame[PARTITION].to_numpy(object) if spec.partitioned \
-        else np.zeros(len(frame), object)
+    partition = frame[PARTITION].to_numpy() if spec.partitioned \
+        else np.zeros(len(frame), np.int64)
+    if not len(pending):
+        pending.partition = partition[:0]
     if not pending.columns:
-        pending.columns = {c: Values(np.empty(0, _dtype(kinds[c])), np.empty(0, bool))
+        pending.columns = {c: Values(np.empty(0, dtype_of(kinds[c])), np.empty(0, bool))
                            for c in first_cols}
     new = np.flatnonzero(starts)
-    candidate_columns = {c: _concat(pending.columns[c], _take(batch[c], new))
+    candidate_columns = {c: concat(pending.columns[c], take(batch[c], new))
                          for c in first_cols}
     first_keys = [candidate_columns[a] for a, _ in spec.keys]
     second_keys = [batch[b] for _, b in spec.keys]
     candidate_partition = np.concatenate([pending.partition, partition[new]])
-    groups = _groups(candidate_partition, partition, first_keys, second_keys)
+    instances = pd.factorize(np.concatenate([candidate_partition, partition]))[0] \
+        .astype(np.int64)
+    groups = key_groups(instances, first_keys, second_keys)
     candidates = _Candidates(
         np.concatenate([pending.seq, seq[new]]), np.concatenate([pending.ts, ts[new]]),
-        candidate_partition, candidate_columns, groups[:len(candidate_partition)],
+        candidate_partition, instances[:len(candidate_partition)], candidate_columns,
+        groups[:len(candidate_partition)],
         np.concatenate([np.full(len(pending), -1, np.int64), new]),
         np.concatenate([pending.waiting, np.ones(len(new), bool)]))
     event_group = groups[len(candidate_partition):]
+    row_instance = instances[len(candidate_partition):]
     testable = seconds & frame[SECOND_PASSES].to_numpy(bool) & (event_group >= 0)
     # every event of either stream expires matches: all of them count for the order
     in_order = spec.within is None or bool(
         (np.diff(np.concatenate([pending.ts, ts])) >= 0).all())
     if in_order:
-        matched, alive, waiting = _vectorised(spec, candidates, batch, ts, seq, event_group,
-                                              testable, seconds, partition)
+        matched, alive, waiting = _vectorised(spec, candidates, batch, ts, event_group,
+                                              testable, seconds, row_instance)
     else:
         matched, alive, waiting = _sequential(spec, candidates, batch, ts, event_group,
                                               testable, seconds, partition, starts)
     kept = np.flatnonzero(alive)
     left = Pending(candidates.seq[kept], waiting[kept], candidates.ts[kept],
                    candidates.partition[kept],
-                   {c: _take(v, kept) for c, v in candidate_columns.items()})
+                   {c: take(v, kept) for c, v in candidate_columns.items()})
     return _outputs(spec, candidates, batch, seq, ts, matched), left
 
 
 def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
-                ts: Array, seq: Array, event_group: Array, testable: Array, seconds: Array,
-                partition: Array) -> tuple[Array, Array, Array]:
+                ts: Array, event_group: Array, testable: Array, seconds: Array,
+                row_instance: Array) -> tuple[Array, Array, Array]:
     """(candidate, batch row) pairs that complete, which candidates stay, and which of
     those are still in the new list."""
     events = np.flatnonzero(testable)
     events = events[np.argsort(event_group[events], kind="stable")]  # by (group, arrival)
     groups = event_group[events]
-    rank = np.searchsorted(seq, candidates.seq, side="right")  # batch rows at or before it
-    width = np.int64(len(seq) + 1)
-    first = np.searchsorted(groups * width + events, candidates.group * width + rank - 1,
+    width = np.int64(len(ts) + 1)  # a candidate's first event: same group, a later row
+    first = np.searchsorted(groups * width + events, candidates.group * width + candidates.rows,
                             side="right")
     end = np.searchsorted(groups, candidates.group, side="right")
     active = np.flatnonzero((candidates.group >= 0) & (first < end))
@@ -164,21 +181,21 @@ def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
     matched = np.flatnonzero(found >= 0)
     alive = found < 0
     if spec.within is not None:  # in time order, an instance's last event is its latest
-        last = _last_row(candidates, partition, np.ones(len(ts), bool))
+        last = _last_row(candidates, row_instance, np.ones(len(ts), bool))
         alive &= ~((last > candidates.rows) & (ts[np.maximum(last, 0)] - candidates.ts
                                                 > spec.within))
-    waiting = candidates.waiting & ~(_last_row(candidates, partition, seconds)
+    waiting = candidates.waiting & ~(_last_row(candidates, row_instance, seconds)
                                      > candidates.rows)
     return np.stack([matched, found[matched]], axis=1), alive, waiting
 
 
-def _last_row(candidates: _Candidates, partition: Array, chosen: Array) -> Array:
+def _last_row(candidates: _Candidates, row_instance: Array, chosen: Array) -> Array:
     """Per candidate, the last chosen batch row of its instance (-1: none)."""
+    last = np.full(int(max(candidates.instance.max(initial=-1),
+                           row_instance.max(initial=-1))) + 1, -1, np.int64)
     rows = np.flatnonzero(chosen)
-    if not len(rows):
-        return np.full(len(candidates.seq), -1, np.int64)
-    last = pd.Series(rows).groupby(partition[rows], sort=False).last()
-    found: Array = pd.Series(candidates.partition).map(last).fillna(-1).to_numpy(np.int64)
+    np.maximum.at(last, row_instance[rows], rows)
+    found: Array = last[candidates.instance]
     return found
 
 
@@ -231,27 +248,9 @@ def _accepts(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, 
              which: Array, rows: Array) -> Array:
     """Whether the residual condition holds for each (candidate, batch row) pair."""
     assert spec.residual is not None
-    columns = {c: _take(v, which) for c, v in candidates.columns.items()}
-    columns.update({c: _take(v, rows) for c, v in batch.items() if not c.startswith(FIRST)})
+    columns = {c: take(v, which) for c, v in candidates.columns.items()}
+    columns.update({c: take(v, rows) for c, v in batch.items() if not c.startswith(FIRST)})
     return truthy(evaluate(spec.residual, columns, len(which)))
-
-
-def _groups(candidate_partition: Array, partition: Array, first_keys: list[Values],
-            second_keys: list[Values]) -> Array:
-    """One match-key group number per candidate, then per batch row (-1: a null key, which
-    equals nothing): the partition key and every ``e1.a == b`` value, factorised together."""
-    size = len(candidate_partition) + len(partition)
-    codes, _ = pd.factorize(np.concatenate([candidate_partition, partition]))
-    combined = codes.astype(np.int64)
-    null = np.zeros(size, bool)
-    for a, b in zip(first_keys, second_keys):
-        values = np.concatenate([a.values, b.values]) if a.values.dtype == b.values.dtype \
-            else np.concatenate([a.values.astype(object), b.values.astype(object)])
-        part, uniques = pd.factorize(values)
-        null |= np.concatenate([a.null, b.null])
-        combined = combined * (len(uniques) + 1) + part
-        combined, _ = pd.factorize(combined)  # keeps the product small
-    return np.where(null, -1, combined).astype(np.int64)
 
 
 def _outputs(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
@@ -259,37 +258,6 @@ def _outputs(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, 
     if len(pairs):  # emitted at the completing event, in pending (arrival) order
         pairs = pairs[np.lexsort((candidates.seq[pairs[:, 0]], pairs[:, 1]))]
     which, rows = pairs[:, 0], pairs[:, 1]
-    first_of_row = np.searchsorted(rows, rows, side="left")
-    frame: dict[str, Any] = {SEQ: seq[rows], TS: ts[rows],
-                             POSITION: (np.arange(len(rows)) - first_of_row).astype(np.int32)}
-    for i, out in enumerate(spec.selected):
-        values = _take(candidates.columns[out.column], which) if out.side == FIRST \
-            else _take(batch[out.column], rows)
-        frame[f"o{i}"] = _series(values, out.type)
-    return pd.DataFrame(frame)
-
-
-def _series(values: Values, kind: AttrType) -> pd.Series:
-    if kind is AttrType.DOUBLE:
-        return pd.Series(np.where(values.null, np.nan, values.values))  # NaN leaves as null
-    nullable = _NULLABLE.get(kind)
-    if nullable is None:
-        plain = values.values.astype(object)
-        plain[values.null] = None
-        return pd.Series(plain, dtype=object)
-    series = pd.Series(values.values).astype(nullable)
-    series[values.null] = pd.NA
-    return series
-
-
-def _take(values: Values, index: Array) -> Values:
-    return Values(values.values[index], values.null[index])
-
-
-def _concat(a: Values, b: Values) -> Values:
-    return Values(np.concatenate([a.values, b.values]), np.concatenate([a.null, b.null]))
-
-
-def _dtype(kind: AttrType) -> Any:
-    return {AttrType.INT: np.int64, AttrType.LONG: np.int64, AttrType.DOUBLE: np.float64,
-            AttrType.BOOL: bool}.get(kind, object)
+    return output_frame(seq, ts, rows, [
+        (take(candidates.columns[o.column], which) if o.side == FIRST
+         else take(batch[o.column], rows), o.type) for o in spec.selected])

@@ -48,12 +48,14 @@ class FollowedBySpec:
     """What the operator needs, as plain data (pickled to Spark's Python workers).
 
     ``columns`` are the operator's attribute columns with their types (``a<i>`` for
-    ``e1``, ``b<i>`` for ``e2``); ``keys`` pairs an ``e1`` column with the ``e2`` column it
+    ``e1``, ``b<i>`` for ``e2``) and ``physical`` the row column each is read from (the
+    same for ``e1.x`` and ``e2.x`` of one stream, so it crosses into Python once); ``keys`` pairs an ``e1`` column with the ``e2`` column it
     must equal; ``residual`` is the rest of ``c`` that reads ``e1``; ``within`` is in ms."""
 
     within: int | None
     partitioned: bool
     columns: tuple[tuple[str, AttrType], ...]
+    physical: tuple[tuple[str, str], ...]
     keys: tuple[tuple[str, str], ...]
     residual: Node | None
     selected: tuple[Selected, ...]
@@ -154,7 +156,8 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
     sources = scope.sources
     columns: dict[tuple[int, str], str] = {}  # (state, attribute) -> operator column
     types: dict[str, AttrType] = {}
-    attributes: dict[str, tuple[str, str]] = {}
+    attributes: dict[str, tuple[str, str]] = {}  # physical column -> (stream, attribute)
+    physical: dict[str, str] = {}
 
     def column(state: int, attribute: ast.Attribute) -> str:
         found = columns.get((state, attribute.name))
@@ -164,13 +167,15 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
             found = f"{(FIRST, SECOND)[state]}{sum(1 for s, _ in columns if s == state)}"
             columns[(state, attribute.name)] = found
             types[found] = attribute.type
-            attributes[found] = (sources[state].stream, attribute.name)
+            read = (sources[state].stream, attribute.name)
+            physical[found] = next((c for c, a in attributes.items() if a == read), found)
+            attributes.setdefault(physical[found], read)
         return found
 
     def resolver(current: Scope) -> Callable[[ast.Variable], str | None]:
         def column_of(var: ast.Variable) -> str | None:
             resolved = current.resolve(var)
-            state = _state_of(resolved.source, sources)
+            state = state_of(resolved.source, sources)
             return None if state is None else column(state, resolved.attribute)
         return column_of
 
@@ -184,7 +189,7 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
     mixed: list[ast.Expression] = []
     for part in (c for f in _filters(second.stream) for c in conjuncts(f)):
         reads = _reads(part, second_scope, sources)
-        pair = _key_pair(part, second_scope, sources, analyzed)
+        pair = key_pair(part, second_scope, sources)
         if pair is not None:
             keys.append((column(0, pair[0]), column(1, pair[1])))
         elif reads <= {1}:
@@ -202,13 +207,14 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
         if not isinstance(expr, ast.Variable) or expr.stream_index is not None:
             return None
         resolved = scope.resolve(expr)
-        state = _state_of(resolved.source, sources)
+        state = state_of(resolved.source, sources)
         if state is None or out.type is not resolved.attribute.type:
             return None
         selected.append(Selected(out.name, out.type, (FIRST, SECOND)[state],
                                  column(state, resolved.attribute)))
     within = stream.within.millis if stream.within is not None else None
-    spec = FollowedBySpec(within, bool(partition), tuple(types.items()), tuple(keys), residual,
+    spec = FollowedBySpec(within, bool(partition), tuple(types.items()),
+                          tuple(physical.items()), tuple(keys), residual,
                           tuple(selected), _order_prefix(analyzed, info))
     return FollowedByPlan(info, first.stream.stream, second.stream.stream,
                           tuple(first_filters), tuple(alone), partition, attributes, spec)
@@ -218,7 +224,8 @@ def _filters(stream: ast.SingleInputStream) -> list[ast.Expression]:
     return [h.expression for h in stream.handlers if isinstance(h, ast.Filter)]
 
 
-def _state_of(source: Source, sources: Sequence[Source]) -> int | None:
+def state_of(source: Source, sources: Sequence[Source]) -> int | None:
+    """Which of ``sources`` (pattern states, join sides) ``source`` is."""
     for i, candidate in enumerate(sources):
         if candidate is source or candidate == source:
             return i
@@ -232,23 +239,24 @@ def _reads(expr: ast.Expression, scope: Scope, sources: Sequence[Source]) -> set
     states: set[int] = set()
     for node in walk_expression(expr):
         if isinstance(node, ast.Variable):
-            state = _state_of(scope.resolve(node).source, sources)
+            state = state_of(scope.resolve(node).source, sources)
             states.add(-1 if state is None else state)
         elif isinstance(node, (ast.IsNullStream, ast.FunctionCall)):
             states.add(-1)
     return states
 
 
-def _key_pair(part: ast.Expression, scope: Scope, sources: Sequence[Source],
-              analyzed: AnalyzedApp) -> tuple[ast.Attribute, ast.Attribute] | None:
-    """``e1.a == b`` (either way round) with both of one key type: (e1's, e2's) attribute."""
+def key_pair(part: ast.Expression, scope: Scope,
+             sources: Sequence[Source]) -> tuple[ast.Attribute, ast.Attribute] | None:
+    """``e1.a == b`` (either way round) with both of one key type: (e1's, e2's) attribute
+    (for a join: the left's and the right's)."""
     if not (isinstance(part, ast.BinaryOperation) and part.op == "=="
             and isinstance(part.left, ast.Variable) and isinstance(part.right, ast.Variable)
             and part.left.stream_index is None and part.right.stream_index is None):
         return None
     left, right = scope.resolve(part.left), scope.resolve(part.right)
-    sides = {_state_of(left.source, sources): left.attribute,
-             _state_of(right.source, sources): right.attribute}
+    sides = {state_of(left.source, sources): left.attribute,
+             state_of(right.source, sources): right.attribute}
     if set(sides) != {0, 1}:
         return None
     a, b = sides[0], sides[1]

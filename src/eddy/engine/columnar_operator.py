@@ -1,0 +1,89 @@
+"""What the columnar operators (:mod:`eddy.engine.followed_by`,
+:mod:`eddy.engine.window_join`) share on the Spark side: reading an attribute's column,
+filters on one event compiled to Spark SQL, the batch handed to the operator in ``_seq``
+order, and the operator's typed outputs turned into the writer's rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from eddy.engine.columnar import POSITION
+from eddy.engine.expressions import UnsupportedInSpark
+from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, TS, InputLayout, spark_type
+from eddy.engine.native import spark_compiler
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+
+def attribute_column(layout: InputLayout, stream: str, name: str) -> Column:
+    """The group row's column of ``stream``'s attribute ``name``."""
+    names = [a.name for a in layout.attributes(stream)]
+    return F.col(layout.columns(stream)[names.index(name)])
+
+
+def filters_compile(analyzed: AnalyzedApp, filters: Sequence[ast.Expression]) -> bool:
+    """Whether ``filters`` compile to Spark SQL (else the per-event runtime runs the query)."""
+    compiler = spark_compiler(analyzed, lambda var: F.col(f"`{var.attribute}`"))
+    try:
+        for expr in filters:
+            compiler.compile_condition(expr)
+    except UnsupportedInSpark:
+        return False
+    return True
+
+
+def filter_condition(analyzed: AnalyzedApp, info: QueryInfo, source: int, stream: str,
+                     filters: Sequence[ast.Expression], layout: InputLayout) -> Column:
+    """``filters`` on an event of input ``source`` of the query (a pattern state, a join
+    side), as one never-null Spark condition."""
+    current = info.scope.with_current(info.scope.sources[source])
+
+    def column(var: ast.Variable) -> Column:
+        return attribute_column(layout, stream, current.resolve(var).attribute.name)
+
+    compiler = spark_compiler(analyzed, column)
+    condition: Column = F.lit(True)
+    for expr in filters:
+        condition = condition & compiler.compile_condition(expr)
+    return condition
+
+
+def output_schema(types: Sequence[AttrType]) -> str:
+    """The operator's output schema: ``_seq``, ``_ts``, ``_i``, then ``o<i>`` per value."""
+    return ", ".join([f"{SEQ} long", f"{TS} long", f"{POSITION} int"] +
+                     [f"o{i} {spark_type(t).simpleString()}" for i, t in enumerate(types)])
+
+
+def writer_rows(computed: DataFrame, info: QueryInfo, names: Sequence[str],
+                order_prefix: Sequence[int]) -> DataFrame:
+    """The operator's outputs in the writer's schema (:data:`OUTPUT_SCHEMA`), with the
+    ``_order`` the per-event runtime gives them."""
+    order = F.array(*(F.lit(i) for i in order_prefix), F.col(POSITION))
+    values = [F.col(f"o{i}").alias(name) for i, name in enumerate(names)]
+    result = computed.select(
+        SEQ, order.alias("_order"), TS, F.lit(info.id).alias("_query"),
+        F.lit(info.target).alias("_target"), F.lit(False).alias("_expired"),
+        F.to_json(F.struct(*values), {"ignoreNullFields": "false"}).alias("_data"))
+    return result.select(*(F.col(f.name).cast(f.dataType) for f in OUTPUT_SCHEMA.fields))
+
+
+def batch_frame(frames: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
+    """A state key's rows of one micro-batch in ``_seq`` order (None: there are none)."""
+    parts = [frame for frame in frames if not frame.empty]
+    if not parts:
+        return None
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    seq = frame[SEQ].to_numpy()
+    if len(seq) > 1 and not (seq[1:] > seq[:-1]).all():
+        frame = frame.iloc[np.argsort(seq, kind="stable")].reset_index(drop=True)
+    return frame
+
+
+__all__ = ["POSITION", "attribute_column", "batch_frame", "filter_condition",
+           "filters_compile", "output_schema", "writer_rows"]

@@ -1,0 +1,155 @@
+"""Which joins the vectorised length-window join runs, and what it needs to know.
+
+The shape is ``from L[f]#window.length(n) join R[g]#window.length(m) on c select <L/R
+attributes> insert into Out`` — an inner join of two different streams, no
+``unidirectional``, no table, named window or aggregation in the app, no partition. ``c``
+is split as a pattern's condition is (:mod:`eddy.engine.followed_by.plan`): ``L.a == R.b``
+equalities of integral, string or bool attributes become the match key, the rest runs as
+numpy columns. Filters before the windows run in Spark SQL (an event they drop never enters
+the window). Only current events are inserted, so a window's expired events, which the
+reference also joins, produce nothing here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from eddy.engine.columnar import TYPES, Node, NotColumnar, compile_columnar
+from eddy.engine.followed_by.plan import Selected, key_pair, state_of
+from eddy.engine.layout import InputLayout
+from eddy.engine.runtime.pattern.index import conjuncts
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.scope import SemanticError
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.lang.typecheck import constant_value
+
+LEFT, RIGHT = "l", "r"
+"""Column prefixes of the two sides' attributes in the operator's rows."""
+
+
+@dataclass(frozen=True)
+class WindowJoinSpec:
+    """What the operator needs, as plain data (pickled to Spark's Python workers):
+    ``lengths`` are the two windows', ``columns`` the operator's attribute columns
+    (``l<i>``/``r<i>``) with their types, ``keys`` the (left, right) column pairs that must
+    be equal, ``residual`` the rest of the ``on`` condition."""
+
+    lengths: tuple[int, int]
+    columns: tuple[tuple[str, AttrType], ...]
+    keys: tuple[tuple[str, str], ...]
+    residual: Node | None
+    selected: tuple[Selected, ...]
+    order_prefix: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WindowJoinPlan:
+    """A join the operator runs: its streams, their Spark-side filters, and the spec."""
+
+    info: QueryInfo
+    streams: tuple[str, str]
+    filters: tuple[tuple[ast.Expression, ...], tuple[ast.Expression, ...]]
+    attributes: dict[str, tuple[str, str]]  # operator column -> (stream, attribute)
+    spec: WindowJoinSpec
+
+
+def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
+                     layout: InputLayout) -> WindowJoinPlan | None:
+    """The plan when ``rest`` (the group's non-native queries) is one join of the shape
+    above, else None."""
+    if len(rest) != 1 or analyzed.partitions or any(
+            s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
+        return None
+    info = rest[0]
+    query, selector = info.query, info.query.selector
+    join = query.input
+    if not (isinstance(join, ast.JoinInputStream) and not join.is_outer
+            and join.unidirectional is None and not join.within and join.per is None
+            and isinstance(query.output, ast.InsertIntoStream)
+            and info.target_kind == "stream" and query.output.event_type == "current"
+            and query.output_rate is None and not selector.group_by
+            and selector.having is None and not selector.order_by
+            and selector.limit is None and selector.offset is None
+            and selector.attributes is not None and not info.aggregates):
+        return None
+    sides = (join.left, join.right)
+    inputs = dict(layout.streams)
+    if join.left.stream == join.right.stream or len(info.scope.sources) != 2 or \
+            any(s.stream not in inputs for s in sides):
+        return None
+    lengths = [_length(side) for side in sides]
+    if lengths[0] is None or lengths[1] is None:
+        return None
+    try:
+        return _plan(analyzed, info, join, (lengths[0], lengths[1]))
+    except (NotColumnar, SemanticError):
+        return None
+
+
+def _length(side: ast.SingleInputStream) -> int | None:
+    """``n`` of a side that is filters then ``#window.length(n)``, else None."""
+    if side.inner or side.fault or not side.handlers:
+        return None
+    *filters, window = side.handlers
+    if not (isinstance(window, ast.Window) and window.namespace is None
+            and window.name == "length" and len(window.args) == 1
+            and all(isinstance(f, ast.Filter) for f in filters)):
+        return None
+    length = constant_value(window.args[0])
+    return length if isinstance(length, int) and not isinstance(length, bool) \
+        and length > 0 else None
+
+
+def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
+          lengths: tuple[int, int]) -> WindowJoinPlan | None:
+    scope = info.scope
+    sources = scope.sources
+    columns: dict[tuple[int, str], str] = {}
+    types: dict[str, AttrType] = {}
+    attributes: dict[str, tuple[str, str]] = {}
+
+    def column(side: int, attribute: ast.Attribute) -> str:
+        found = columns.get((side, attribute.name))
+        if found is None:
+            if attribute.type not in TYPES:
+                raise NotColumnar(attribute.type.value)
+            found = f"{(LEFT, RIGHT)[side]}{sum(1 for s, _ in columns if s == side)}"
+            columns[(side, attribute.name)] = found
+            types[found] = attribute.type
+            attributes[found] = (sources[side].stream, attribute.name)
+        return found
+
+    def column_of(var: ast.Variable) -> str | None:
+        resolved = scope.resolve(var)
+        side = state_of(resolved.source, sources)
+        return None if side is None else column(side, resolved.attribute)
+
+    keys: list[tuple[str, str]] = []
+    residual: Node | None = None
+    for part in conjuncts(join.on) if join.on is not None else []:
+        pair = key_pair(part, scope, sources)
+        if pair is not None:
+            keys.append((column(0, pair[0]), column(1, pair[1])))
+            continue
+        node = compile_columnar(part, analyzed.type_of, column_of)
+        residual = node if residual is None else Node("and", AttrType.BOOL, (residual, node))
+    selected = []
+    for item, out in zip(info.query.selector.attributes or (), info.outputs):
+        expr = item.expression
+        if not isinstance(expr, ast.Variable):
+            return None
+        resolved = scope.resolve(expr)
+        side = state_of(resolved.source, sources)
+        if side is None or out.type is not resolved.attribute.type:
+            return None
+        selected.append(Selected(out.name, out.type, (LEFT, RIGHT)[side],
+                                 column(side, resolved.attribute)))
+    filters = tuple(tuple(h.expression for h in side.handlers if isinstance(h, ast.Filter))
+                    for side in (join.left, join.right))
+    spec = WindowJoinSpec(lengths, tuple(types.items()), tuple(keys), residual,
+                          tuple(selected), (1, info.index, 0, 0))
+    return WindowJoinPlan(info, (join.left.stream, join.right.stream),
+                          (filters[0], filters[1]), attributes, spec)
+
