@@ -28,8 +28,9 @@ and counts its output rows in ``foreachBatch`` (both sides alike), so the two si
 counts are compared too.
 
 Per job: events/s = input rows / wall time of the steady-state micro-batches (all but the
-first ``--warmup``), p50/p99 of their ``triggerExecution``, and the state store's size
-(``stateOperators[0].memoryUsedBytes``) after the first and the last steady batch.
+first ``--warmup``), p50/p99 of their ``triggerExecution``, and the bytes of operator state
+in the checkpoint (read back with Spark's ``statestore`` reader: what a restart restores)
+after the first and the last steady batch.
 
 Run: .venv/bin/python bench/cep_throughput.py [--events 400000] [--batch-rows 100000]
      [--cases pattern-part,pattern,join] [--sides eddy,hand] [--repeat 1]
@@ -53,6 +54,7 @@ from engine_throughput import Measured, drain, measure  # bench/ is the script's
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+from pyspark.sql.types import BinaryType, DataType, StructType
 
 from eddy.engine.group_query import compile_group
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout
@@ -251,9 +253,29 @@ def run_job(name: str, frame: DataFrame, work: Path, warmup: int, expected_rows:
     result = measure(progress, warmup)
     result.total_s = total
     steady = [p for p in progress if p["numInputRows"] > 0][warmup:] or progress[-1:]
-    sizes = [sum(op.get("memoryUsedBytes", 0) for op in p.get("stateOperators", []))
-             for p in steady]
-    return Run(result, sum(counted), sizes[0], sizes[-1])
+    checkpoint = work / f"ck-{name}"
+    return Run(result, sum(counted), state_bytes(frame.sparkSession, checkpoint,
+                                                 steady[0]["batchId"]),
+               state_bytes(frame.sparkSession, checkpoint, steady[-1]["batchId"]))
+
+
+def state_bytes(spark: SparkSession, checkpoint: Path, batch_id: int) -> int:
+    """The bytes of operator state the checkpoint holds after ``batch_id`` (Spark's state
+    store reader): what a restart restores, summed over every state key."""
+    frame = spark.read.format("statestore").option("batchId", batch_id).load(str(checkpoint))
+    blobs = [F.col(f"value.{path}") for path, kind in _leaves(frame.schema["value"].dataType)
+             if isinstance(kind, BinaryType)]
+    total = frame.select(sum((F.coalesce(F.length(b), F.lit(0)) for b in blobs),
+                             F.lit(0)).alias("n")).agg(F.sum("n")).first()
+    return int(total[0] or 0) if total is not None else 0
+
+
+def _leaves(kind: DataType, prefix: str = "") -> Iterator[tuple[str, DataType]]:
+    if isinstance(kind, StructType):
+        for field in kind.fields:
+            yield from _leaves(field.dataType, f"{prefix}{field.name}.")
+    else:
+        yield prefix.rstrip("."), kind
 
 
 def in_process(case: str, events: int) -> float:

@@ -12,7 +12,6 @@ Spark; ``test_followed_by_through_spark`` runs the real plan.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -23,7 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eddy.engine.columnar import POSITION, column_values, compile_columnar, evaluate, truthy
+from columnar_runs import Output, by_operator, by_runtime
+
+from eddy.engine.columnar import column_values, compile_columnar, evaluate, truthy
 from eddy.engine.followed_by import FollowedByPlan, plan_followed_by
 from eddy.engine.followed_by.matching import (
     FIRST_EVENT,
@@ -35,8 +36,7 @@ from eddy.engine.followed_by.matching import (
 )
 from eddy.engine.layout import SEQ, TS, input_layout
 from eddy.engine.native import plan_native
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent, sort_outputs
+from eddy.engine.runtime.model import InputEvent
 from eddy.lang import check
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
@@ -124,37 +124,11 @@ def operator_rows(analyzed: AnalyzedApp, plan: FollowedByPlan,
     return frame
 
 
-def by_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
-                cuts: Sequence[int]) -> list[tuple[Any, ...]]:
+def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
+                 cuts: Sequence[int]) -> list[Output]:
     plan = plan_of(analyzed)
-    frame = operator_rows(analyzed, plan, events)
-    pending, outputs, start = Pending(), [], 0
-    sizes = list(cuts)
-    while start < len(frame):
-        size = sizes.pop(0) if sizes else len(frame)
-        out, pending = process(plan.spec, pending, frame.iloc[start:start + size]
-                               .reset_index(drop=True))
-        for row in out.to_dict("records"):
-            data = tuple(_plain(row[f"o{i}"]) for i in range(len(plan.spec.selected)))
-            outputs.append((row[SEQ], row[TS], row[POSITION], data))
-        start += size
-    return outputs
-
-
-def by_runtime(analyzed: AnalyzedApp, events: Sequence[InputEvent]) -> list[tuple[Any, ...]]:
-    outputs = sort_outputs(build_runtime(analyzed).process(list(events)))
-    result, position, last = [], 0, None
-    for o in outputs:
-        position = position + 1 if o.seq == last else 0
-        last = o.seq
-        result.append((o.seq, o.ts, position, tuple(_plain(v) for v in o.data)))
-    return result
-
-
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value
+    return by_operator(process, plan.spec, Pending(), operator_rows(analyzed, plan, events), cuts,
+                       len(plan.spec.selected))
 
 
 @st.composite
@@ -181,7 +155,7 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
 def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEvent],
                                                      list[int]]) -> None:
     analyzed, events, cuts = scenario
-    assert by_operator(analyzed, events, cuts) == by_runtime(analyzed, events)
+    assert run_operator(analyzed, events, cuts) == by_runtime(analyzed, events)
 
 
 def test_state_stays_flat_with_within() -> None:

@@ -11,7 +11,6 @@ rows they drop are dropped with the same columnar evaluator, so this needs no Sp
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -22,11 +21,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eddy.engine.columnar import POSITION, column_values, compile_columnar, evaluate, truthy
+from columnar_runs import Output, by_operator, by_runtime
+
+from eddy.engine.columnar import column_values, compile_columnar, evaluate, truthy
 from eddy.engine.layout import SEQ, TS, input_layout
 from eddy.engine.native import plan_native
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent, sort_outputs
+from eddy.engine.runtime.model import InputEvent
 from eddy.engine.window_join import WindowJoinPlan, plan_window_join
 from eddy.engine.window_join.matching import SIDE, Windows, process
 from eddy.lang import check
@@ -97,39 +97,11 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowJoinPlan,
     return frame
 
 
-def by_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
-                cuts: Sequence[int]) -> list[tuple[Any, ...]]:
+def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
+                 cuts: Sequence[int]) -> list[Output]:
     plan = plan_of(analyzed)
-    frame = operator_rows(analyzed, plan, events)
-    windows, outputs, start = Windows(), [], 0
-    sizes = list(cuts)
-    while start < len(frame):
-        size = sizes.pop(0) if sizes else len(frame)
-        out, windows = process(plan.spec, windows,
-                               frame.iloc[start:start + size].reset_index(drop=True))
-        for row in out.to_dict("records"):
-            data = tuple(_plain(row[f"o{i}"]) for i in range(len(plan.spec.selected)))
-            outputs.append((row[SEQ], row[TS], row[POSITION], data))
-        start += size
-    return outputs
-
-
-def by_runtime(analyzed: AnalyzedApp, events: Sequence[InputEvent]) -> list[tuple[Any, ...]]:
-    outputs = sort_outputs(build_runtime(analyzed).process(list(events)))
-    result, position, last = [], 0, None
-    for o in outputs:
-        if o.expired or o.target != "O":
-            continue
-        position = position + 1 if o.seq == last else 0
-        last = o.seq
-        result.append((o.seq, o.ts, position, tuple(_plain(v) for v in o.data)))
-    return result
-
-
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value
+    return by_operator(process, plan.spec, Windows(), operator_rows(analyzed, plan, events), cuts,
+                       len(plan.spec.selected))
 
 
 @st.composite
@@ -151,7 +123,7 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
 def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEvent],
                                                      list[int]]) -> None:
     analyzed, events, cuts = scenario
-    assert by_operator(analyzed, events, cuts) == by_runtime(analyzed, events)
+    assert run_operator(analyzed, events, cuts) == by_runtime(analyzed, events)
 
 
 def test_other_joins_stay_in_the_runtime() -> None:

@@ -5,7 +5,9 @@ order, and the operator's typed outputs turned into the writer's rows."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 
 import numpy as np
@@ -17,6 +19,7 @@ from eddy.engine.columnar import POSITION
 from eddy.engine.expressions import UnsupportedInSpark
 from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, TS, InputLayout, spark_type
 from eddy.engine.native import spark_compiler
+from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -73,6 +76,30 @@ def writer_rows(computed: DataFrame, info: QueryInfo, names: Sequence[str],
     return result.select(*(F.col(f.name).cast(f.dataType) for f in OUTPUT_SCHEMA.fields))
 
 
+StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]
+State = TypeVar("State")
+Spec = TypeVar("Spec")
+
+
+def make_step(process: Callable[[Spec, State, pd.DataFrame], tuple[pd.DataFrame, State]],
+              spec: Spec, fresh: Callable[[], State]) -> StepFunction:
+    """The ``applyInPandasWithState`` function of an operator: per state key and
+    micro-batch, its state unpickled (``fresh()`` the first time), the batch run through
+    ``process`` and the state pickled back."""
+
+    def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
+        held = pickle.loads(state.get[0]) if state.exists else fresh()
+        frame = batch_frame(frames)
+        if frame is None:
+            return
+        with gc_paused():
+            outputs, held = process(spec, held, frame)
+            state.update((pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL),))
+        yield outputs
+
+    return step
+
+
 def batch_frame(frames: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
     """A state key's rows of one micro-batch in ``_seq`` order (None: there are none)."""
     parts = [frame for frame in frames if not frame.empty]
@@ -86,4 +113,4 @@ def batch_frame(frames: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
 
 
 __all__ = ["POSITION", "attribute_column", "batch_frame", "filter_condition",
-           "filters_compile", "output_schema", "writer_rows"]
+           "filters_compile", "make_step", "output_schema", "writer_rows"]

@@ -16,10 +16,11 @@ limiting, ``group by`` — stays in the per-event runtime.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from eddy.engine.columnar import TYPES, Node, NotColumnar, compile_columnar
+from eddy.engine.columnar import Node, NotColumnar, compile_columnar
+from eddy.engine.operator_columns import OperatorColumns, Selected, state_of
 from eddy.engine.layout import InputLayout
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
@@ -30,17 +31,6 @@ from eddy.engine.runtime.pattern.index import conjuncts
 _KEY_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
 FIRST, SECOND = "a", "b"
 """Column prefixes of ``e1``'s and ``e2``'s attributes in the operator's rows."""
-
-
-@dataclass(frozen=True)
-class Selected:
-    """One selected attribute: ``side`` is :data:`FIRST` or :data:`SECOND`, ``column`` the
-    operator column it copies."""
-
-    name: str
-    type: AttrType
-    side: str
-    column: str
 
 
 @dataclass(frozen=True)
@@ -154,30 +144,8 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
           partition: dict[str, str]) -> FollowedByPlan | None:
     scope = info.scope
     sources = scope.sources
-    columns: dict[tuple[int, str], str] = {}  # (state, attribute) -> operator column
-    types: dict[str, AttrType] = {}
-    attributes: dict[str, tuple[str, str]] = {}  # physical column -> (stream, attribute)
-    physical: dict[str, str] = {}
-
-    def column(state: int, attribute: ast.Attribute) -> str:
-        found = columns.get((state, attribute.name))
-        if found is None:
-            if attribute.type not in TYPES:
-                raise NotColumnar(attribute.type.value)
-            found = f"{(FIRST, SECOND)[state]}{sum(1 for s, _ in columns if s == state)}"
-            columns[(state, attribute.name)] = found
-            types[found] = attribute.type
-            read = (sources[state].stream, attribute.name)
-            physical[found] = next((c for c, a in attributes.items() if a == read), found)
-            attributes.setdefault(physical[found], read)
-        return found
-
-    def resolver(current: Scope) -> Callable[[ast.Variable], str | None]:
-        def column_of(var: ast.Variable) -> str | None:
-            resolved = current.resolve(var)
-            state = state_of(resolved.source, sources)
-            return None if state is None else column(state, resolved.attribute)
-        return column_of
+    named = OperatorColumns(sources, (FIRST, SECOND))
+    column = named.column
 
     first_scope = scope.with_current(sources[0])
     second_scope = scope.with_current(sources[1])
@@ -198,38 +166,22 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
             mixed.append(part)
     residual = None
     for part in mixed:
-        node = compile_columnar(part, analyzed.type_of, resolver(second_scope))
+        node = compile_columnar(part, analyzed.type_of, named.resolver(second_scope))
         residual = node if residual is None else \
             Node("and", AttrType.BOOL, (residual, node))
-    selected = []
-    for item, out in zip(info.query.selector.attributes or (), info.outputs):
-        expr = item.expression
-        if not isinstance(expr, ast.Variable) or expr.stream_index is not None:
-            return None
-        resolved = scope.resolve(expr)
-        state = state_of(resolved.source, sources)
-        if state is None or out.type is not resolved.attribute.type:
-            return None
-        selected.append(Selected(out.name, out.type, (FIRST, SECOND)[state],
-                                 column(state, resolved.attribute)))
+    selected = named.selection(info)
+    if selected is None:
+        return None
     within = stream.within.millis if stream.within is not None else None
-    spec = FollowedBySpec(within, bool(partition), tuple(types.items()),
-                          tuple(physical.items()), tuple(keys), residual,
-                          tuple(selected), _order_prefix(analyzed, info))
+    spec = FollowedBySpec(within, bool(partition), tuple(named.types.items()),
+                          tuple(named.physical.items()), tuple(keys), residual,
+                          selected, _order_prefix(analyzed, info))
     return FollowedByPlan(info, first.stream.stream, second.stream.stream,
-                          tuple(first_filters), tuple(alone), partition, attributes, spec)
+                          tuple(first_filters), tuple(alone), partition, named.attributes, spec)
 
 
 def _filters(stream: ast.SingleInputStream) -> list[ast.Expression]:
     return [h.expression for h in stream.handlers if isinstance(h, ast.Filter)]
-
-
-def state_of(source: Source, sources: Sequence[Source]) -> int | None:
-    """Which of ``sources`` (pattern states, join sides) ``source`` is."""
-    for i, candidate in enumerate(sources):
-        if candidate is source or candidate == source:
-            return i
-    return None
 
 
 def _reads(expr: ast.Expression, scope: Scope, sources: Sequence[Source]) -> set[int]:

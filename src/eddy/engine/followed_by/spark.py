@@ -11,20 +11,15 @@ so both cores work.
 
 from __future__ import annotations
 
-import pickle
-from collections.abc import Callable, Iterator
-from typing import Any
-
-import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
 from eddy.engine.columnar_operator import (
     attribute_column,
-    batch_frame,
     filter_condition,
     filters_compile,
+    make_step,
     output_schema,
     writer_rows,
 )
@@ -37,17 +32,13 @@ from eddy.engine.followed_by.matching import (
     Pending,
     process,
 )
-from eddy.engine.followed_by.plan import FollowedByPlan, FollowedBySpec
+from eddy.engine.followed_by.plan import FollowedByPlan
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
-from eddy.gcpause import gc_paused
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
 BUCKETS = 16
 """State keys of a partitioned pattern: fixed, since a checkpoint's state is keyed by them."""
-
-StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]
-
 
 def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
                         layout: InputLayout) -> DataFrame:
@@ -76,7 +67,7 @@ def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: Dat
     state_key = F.pmod(F.hash(F.col(PARTITION)), F.lit(BUCKETS)) if spec.partitioned \
         else F.lit(0)
     computed = (rows.withColumn(KEY, state_key).groupBy(KEY)
-                .applyInPandasWithState(make_step(spec),
+                .applyInPandasWithState(make_step(process, spec, Pending),
                                         output_schema([o.type for o in spec.selected]),
                                         "state binary", "append", GroupStateTimeout.NoTimeout))
     return writer_rows(computed, info, [o.name for o in spec.selected], spec.order_prefix)
@@ -85,19 +76,3 @@ def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: Dat
 def compiles_in_spark(analyzed: AnalyzedApp, plan: FollowedByPlan) -> bool:
     """Whether the filters that run in the JVM compile there (else the runtime runs it)."""
     return filters_compile(analyzed, (*plan.first_filters, *plan.second_filters))
-
-
-def make_step(spec: FollowedBySpec) -> StepFunction:
-    """The ``applyInPandasWithState`` function: one call per state key and micro-batch."""
-
-    def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
-        pending = pickle.loads(state.get[0]) if state.exists else Pending()
-        frame = batch_frame(frames)
-        if frame is None:
-            return
-        with gc_paused():
-            outputs, pending = process(spec, pending, frame)
-            state.update((pickle.dumps(pending, protocol=pickle.HIGHEST_PROTOCOL),))
-        yield outputs
-
-    return step

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from eddy.engine.columnar import TYPES, Node, NotColumnar, compile_columnar
-from eddy.engine.followed_by.plan import Selected, key_pair, state_of
+from eddy.engine.columnar import Node, NotColumnar, compile_columnar
+from eddy.engine.followed_by.plan import key_pair
+from eddy.engine.operator_columns import OperatorColumns, Selected
 from eddy.engine.layout import InputLayout
 from eddy.engine.runtime.pattern.index import conjuncts
 from eddy.lang import ast
@@ -106,26 +107,8 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
           lengths: tuple[int, int]) -> WindowJoinPlan | None:
     scope = info.scope
     sources = scope.sources
-    columns: dict[tuple[int, str], str] = {}
-    types: dict[str, AttrType] = {}
-    attributes: dict[str, tuple[str, str]] = {}
-
-    def column(side: int, attribute: ast.Attribute) -> str:
-        found = columns.get((side, attribute.name))
-        if found is None:
-            if attribute.type not in TYPES:
-                raise NotColumnar(attribute.type.value)
-            found = f"{(LEFT, RIGHT)[side]}{sum(1 for s, _ in columns if s == side)}"
-            columns[(side, attribute.name)] = found
-            types[found] = attribute.type
-            attributes[found] = (sources[side].stream, attribute.name)
-        return found
-
-    def column_of(var: ast.Variable) -> str | None:
-        resolved = scope.resolve(var)
-        side = state_of(resolved.source, sources)
-        return None if side is None else column(side, resolved.attribute)
-
+    named = OperatorColumns(sources, (LEFT, RIGHT))
+    column, column_of = named.column, named.resolver(scope)
     keys: list[tuple[str, str]] = []
     residual: Node | None = None
     for part in conjuncts(join.on) if join.on is not None else []:
@@ -135,21 +118,13 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
             continue
         node = compile_columnar(part, analyzed.type_of, column_of)
         residual = node if residual is None else Node("and", AttrType.BOOL, (residual, node))
-    selected = []
-    for item, out in zip(info.query.selector.attributes or (), info.outputs):
-        expr = item.expression
-        if not isinstance(expr, ast.Variable):
-            return None
-        resolved = scope.resolve(expr)
-        side = state_of(resolved.source, sources)
-        if side is None or out.type is not resolved.attribute.type:
-            return None
-        selected.append(Selected(out.name, out.type, (LEFT, RIGHT)[side],
-                                 column(side, resolved.attribute)))
+    selected = named.selection(info)
+    if selected is None:
+        return None
     filters = tuple(tuple(h.expression for h in side.handlers if isinstance(h, ast.Filter))
                     for side in (join.left, join.right))
-    spec = WindowJoinSpec(lengths, tuple(types.items()), tuple(keys), residual,
-                          tuple(selected), (1, info.index, 0, 0))
+    spec = WindowJoinSpec(lengths, tuple(named.types.items()), tuple(keys), residual,
+                          selected, (1, info.index, 0, 0))
     return WindowJoinPlan(info, (join.left.stream, join.right.stream),
-                          (filters[0], filters[1]), attributes, spec)
+                          (filters[0], filters[1]), named.attributes, spec)
 

@@ -1,0 +1,55 @@
+"""Running a columnar operator and the per-event runtime over the same events, for the
+tests that hold one against the other: both give ``(seq, ts, position, values)`` rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from eddy.engine.columnar import POSITION
+from eddy.engine.layout import SEQ, TS
+from eddy.engine.runtime.group import build_runtime
+from eddy.engine.runtime.model import InputEvent, sort_outputs
+from eddy.lang.semantic import AnalyzedApp
+
+Output = tuple[int, int, int, tuple[Any, ...]]
+
+
+def by_operator(process: Callable[[Any, Any, pd.DataFrame], tuple[pd.DataFrame, Any]],
+                spec: Any, state: Any, frame: pd.DataFrame, cuts: Sequence[int],
+                width: int) -> list[Output]:
+    """``frame`` through ``process`` in micro-batches of the ``cuts`` sizes (then the rest),
+    the state carried from batch to batch."""
+    outputs, start, sizes = [], 0, list(cuts)
+    while start < len(frame):
+        size = sizes.pop(0) if sizes else len(frame)
+        out, state = process(spec, state, frame.iloc[start:start + size].reset_index(drop=True))
+        for row in out.to_dict("records"):
+            data = tuple(plain(row[f"o{i}"]) for i in range(width))
+            outputs.append((row[SEQ], row[TS], row[POSITION], data))
+        start += size
+    return outputs
+
+
+def by_runtime(analyzed: AnalyzedApp, events: Sequence[InputEvent],
+               target: str = "O") -> list[Output]:
+    """The current events the per-event runtime inserts into ``target``."""
+    outputs = sort_outputs(build_runtime(analyzed).process(list(events)))
+    result, position, last = [], 0, None
+    for o in outputs:
+        if o.expired or o.target != target:
+            continue
+        position = position + 1 if o.seq == last else 0
+        last = o.seq
+        result.append((o.seq, o.ts, position, tuple(plain(v) for v in o.data)))
+    return result
+
+
+def plain(value: Any) -> Any:
+    """A value as the runtime gives it (None for every kind of null, Python scalars)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
