@@ -352,6 +352,8 @@ class EddySettings(_Block):
     deploymentPollIntervalMs: int = Field(default=250, ge=10, le=5_000)
     metricsIntervalS: float = Field(default=60, gt=0)
     """Seconds between writes to the ``METRIC_*`` tables (WSO2's ``pollingPeriod``)."""
+    sourceMaxBehindS: float = Field(default=30, gt=0)
+    """Seconds an app may lag behind its HTTP sources' events before they answer 503."""
 
 
 class DeploymentYaml(_Block):

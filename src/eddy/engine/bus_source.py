@@ -38,16 +38,29 @@ A rank needs the whole batch, so every task of a batch reads all of the batch's 
 emits one contiguous slice of ranks. Small batches are one task; a batch above
 ``rowsPerTask`` events is split over up to ``maxTasks`` tasks, which share building the wide
 rows and moving them into the JVM — the costly part — while reading bus records is cheap.
+
+**One read per batch.** A plan with several branches over the source (the native queries
+and the runtime's stateful operator) makes Spark scan it once per branch, each scan a
+``read`` of the same slices. The first read of a slice leaves its rows in a shared-memory
+file (:class:`SharedReads`, keyed by the reader and the slice, which fixes the rows), and the
+other branches' reads map that file instead of reading and ordering the batch again — in
+whichever Python worker they run. The files of earlier batches are removed as later ones
+are read, and all of the reader's when it stops.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -216,6 +229,7 @@ class BusStreamReader(DataSourceStreamReader):
         if self.starting not in STARTS:
             raise ValueError(f"startingOffsets must be one of {', '.join(STARTS)}, "
                              f"not {self.starting!r}")
+        self.share_reads = options.get("sharereads", "true").lower() == "true"
         self._checked = False
 
     def _bus(self) -> Bus:
@@ -290,8 +304,18 @@ class BusStreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BatchSlice)
-        table = ordered_rows(self._bus(), self.inputs, partition)
+        shared = self._shared()
+        table = shared.get(partition) if shared is not None else None
+        if table is None:
+            table = ordered_rows(self._bus(), self.inputs, partition)
+            if shared is not None:
+                shared.put(partition, table)
         yield from table.to_batches()
+
+    def _shared(self) -> SharedReads | None:
+        if not self.share_reads:
+            return None
+        return SharedReads(self.url, self.consumer, self.inputs)
 
     def commit(self, end: Offsets) -> None:
         bus = self._bus()
@@ -300,11 +324,103 @@ class BusStreamReader(DataSourceStreamReader):
                 bus.commit(self.consumer, topic, p, position)
 
     def stop(self) -> None:
+        shared = self._shared()
+        if shared is not None:
+            shared.clear()
         close_process_bus(self.url)
 
 
 def _schema(attributes: Sequence[Attribute]) -> str:
     return ", ".join(f"{a.name} {a.type.value}" for a in attributes)
+
+
+# -- one read per batch ------------------------------------------------------------------
+
+
+def _shared_root() -> Path:
+    """Where read batches are shared between Python workers: shared memory when the system
+    has it (the files are written and mapped, never synced), else the temporary folder."""
+    shm = Path("/dev/shm")
+    base = shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+    return base / f"eddy-bus-reads-{os.getuid()}"
+
+
+class SharedReads:
+    """The slices of a reader's batches already read on this machine, as Arrow IPC files.
+
+    A slice's rows depend only on the reader's topics and layout and on the slice's ranges
+    (see the module docstring), so a file found under the slice's name holds exactly what
+    reading the bus again would give. A file is renamed into place whole, so it is either
+    absent or complete; two workers that miss it at the same time both read the bus and
+    write the same rows.
+    """
+
+    def __init__(self, url: str, consumer: str, inputs: GroupInput) -> None:
+        reader = "\0".join((url, consumer, inputs.to_json()))
+        self.tag = hashlib.sha256(reader.encode()).hexdigest()[:20]
+        self.root = _shared_root()
+
+    def _path(self, task: BatchSlice) -> Path:
+        slice_key = hashlib.sha256(repr((task.ranges, task.lo, task.hi)).encode()).hexdigest()
+        return self.root / f"{self.tag}-{task.base:020d}-{slice_key[:24]}.arrow"
+
+    def get(self, task: BatchSlice) -> pa.Table | None:
+        """The slice's rows if a branch read them already, else None."""
+        try:  # the table keeps the mapping alive as long as it needs it
+            return pa.ipc.open_file(pa.memory_map(str(self._path(task)))).read_all()
+        except (FileNotFoundError, pa.ArrowInvalid):
+            return None
+
+    def put(self, task: BatchSlice, table: pa.Table) -> None:
+        """Leaves the slice's rows for the other branches and removes the files of earlier
+        batches (batches run one after another: no branch reads those again)."""
+        path = self._path(task)
+        try:
+            self.root.mkdir(mode=0o700, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{uuid.uuid4().hex}.partial")
+            with pa.OSFile(str(partial), "wb") as sink, \
+                    pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            os.replace(partial, path)
+        except OSError:  # no room or no permission: the other branches read the bus
+            return
+        self._remove(lambda name: name.split("-")[1] < path.name.split("-")[1])
+        _remove_stale(self.root)
+
+    def clear(self) -> None:
+        """Removes every file of the reader."""
+        self._remove(lambda name: True)
+
+    def _remove(self, which: Callable[[str], bool]) -> None:
+        try:
+            names = [e.name for e in os.scandir(self.root) if e.name.startswith(self.tag + "-")]
+        except OSError:
+            return
+        for name in names:
+            if which(name):
+                try:
+                    os.unlink(self.root / name)
+                except OSError:
+                    pass
+
+
+STALE_READ_S = 600.0
+"""A shared read this old belongs to a reader that never stopped (a killed process)."""
+
+
+def _remove_stale(root: Path) -> None:
+    """Removes the shared reads of every reader older than :data:`STALE_READ_S`."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    limit = time.time() - STALE_READ_S
+    for entry in entries:
+        try:
+            if entry.stat().st_mtime < limit:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 # -- building the wide rows ---------------------------------------------------------------
@@ -362,7 +478,8 @@ def _widen(events: pa.Table, layout: InputLayout, index: int, schema: pa.Schema)
 class BusDataSource(DataSource):
     """``format("eddy-bus")``; options ``url``, ``consumer``, ``inputs`` (a
     :meth:`GroupInput.to_json`), ``maxRowsPerBatch`` (0 = all available), ``rowsPerTask``,
-    ``maxTasks`` and ``startingOffsets`` (committed, earliest or latest)."""
+    ``maxTasks``, ``startingOffsets`` (committed, earliest or latest) and ``shareReads``
+    (true or false)."""
 
     @classmethod
     def name(cls) -> str:
@@ -390,14 +507,17 @@ def register_bus_source(spark: SparkSession) -> None:
 def read_group_input(spark: SparkSession, url: str, inputs: GroupInput, consumer: str, *,
                      max_rows_per_batch: int = 0, rows_per_task: int = DEFAULT_ROWS_PER_TASK,
                      max_tasks: int | None = None, starting_offsets: str = "committed",
-                     ) -> DataFrame:
-    """The streaming DataFrame of a group's input topics, in its wide layout."""
+                     share_reads: bool = True) -> DataFrame:
+    """The streaming DataFrame of a group's input topics, in its wide layout.
+    ``share_reads``: whether the branches of a plan share each batch's read (see the
+    module docstring)."""
     register_bus_source(spark)
     tasks = max_tasks if max_tasks is not None else spark.sparkContext.defaultParallelism
     options: dict[str, Any] = {
         "url": url, "consumer": consumer, "inputs": inputs.to_json(),
         "maxRowsPerBatch": str(max_rows_per_batch), "rowsPerTask": str(rows_per_task),
         "maxTasks": str(tasks), "startingOffsets": starting_offsets,
+        "shareReads": str(share_reads).lower(),
     }
     return (spark.readStream.format(FORMAT).schema(inputs.layout.spark_schema())
             .options(**options).load())

@@ -13,6 +13,12 @@ events the same ``_seq``, the state store gives back the state before the batch,
 bus drops the outputs of the batch that were already appended. A copy of an earlier
 checkpoint (a revision) becomes the live one through :meth:`GroupRunner.prepare_restore`.
 
+The group's consumer position on the bus moves as soon as a batch completes (a listener of
+the query's progress commits the batch's end), not only when Spark plans the next batch: an
+idle group would otherwise look a batch behind for as long as no event arrives, and a
+source that refuses events while the app lags (the HTTP source's 503) would never see it
+catch up.
+
 A group with tables, named windows or aggregations also reads a store-query topic, through
 which :meth:`GroupRunner.store_query` runs on-demand queries against its live state
 (:mod:`eddy.engine.store_requests`).
@@ -27,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -35,6 +43,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pyspark.sql import SparkSession
+from pyspark.sql.streaming.listener import StreamingQueryListener
 from pyspark.sql.streaming.query import StreamingQuery
 
 from eddy.bus import Bus, TopicSpec, open_bus
@@ -49,6 +58,7 @@ from eddy.engine.store_requests import Records, StoreRequests
 from eddy.lang import AnalyzedApp, check
 from eddy.lang.on_demand import check_on_demand
 
+log = logging.getLogger("eddy.engine.group_runner")
 _POLL_S = 0.05
 STORE_QUERY_TIMEOUT_S = 60.0
 # The sink's counters per checkpoint, so a group's figures grow across the restarts of its
@@ -134,6 +144,7 @@ class GroupRunner:
         self._spark = spark
         self._bus: Bus | None = None
         self._query: StreamingQuery | None = None
+        self._positions: _CommitPositions | None = None
         self._sink: BusSink | None = None
         self._requests = StoreRequests()
         self._layout = input_layout(self.analyzed)
@@ -208,6 +219,8 @@ class GroupRunner:
                        .option("checkpointLocation", str(self.checkpoint_dir / "spark"))
                        .queryName(f"eddy:{self.name}").start())
         self._sink.bind(str(self._query.id))
+        self._positions = _CommitPositions(self.bus_url, self.name, str(self._query.id))
+        spark.streams.addListener(self._positions)
         if self.tick_topic is not None:
             self._heartbeat = Heartbeat(self._bus, self.tick_topic,
                                         [self.input_topic(s) for s in self.topics.inputs])
@@ -235,6 +248,10 @@ class GroupRunner:
         if self._heartbeat is not None:
             self._heartbeat.stop()
             self._heartbeat = None
+        if self._positions is not None:  # first: no progress reaches a closing listener
+            (self._spark or get_spark()).streams.removeListener(self._positions)
+            self._positions.close()
+            self._positions = None
         if self._query is not None:
             self._query.stop()
         if self._bus is not None:
@@ -365,6 +382,52 @@ class GroupRunner:
             offsets[topic] = [bus.committed(self.name, topic, p) or 0
                               for p in range(len(bus.end_offsets(topic)))]
         return offsets
+
+
+class _CommitPositions(StreamingQueryListener):
+    """Commits the end of each completed batch of one query as its group's consumer
+    position (see the module docstring). Spark's own commit of that position, when it plans
+    the next batch, writes the same numbers. Runs on Spark's listener thread with a bus of
+    its own, opened on the first progress."""
+
+    def __init__(self, bus_url: str, consumer: str, query_id: str) -> None:
+        self.bus_url, self.consumer, self.query_id = bus_url, consumer, query_id
+        self._bus: Bus | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def onQueryStarted(self, event: Any) -> None:
+        pass
+
+    def onQueryProgress(self, event: Any) -> None:
+        progress = event.progress
+        if str(progress.id) != self.query_id or not progress.sources:
+            return
+        end = progress.sources[0].endOffset
+        offsets: Offsets = json.loads(end) if isinstance(end, str) else dict(end or {})
+        with self._lock:
+            if self._closed or not offsets:
+                return
+            try:
+                self._bus = self._bus or open_bus(self.bus_url)
+                for topic, positions in offsets.items():
+                    for p, position in enumerate(positions):
+                        self._bus.commit(self.consumer, topic, p, position)
+            except Exception:  # the next batch's commit (by Spark) writes the same
+                log.warning("could not commit %s's position", self.consumer, exc_info=True)
+
+    def onQueryIdle(self, event: Any) -> None:
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._bus is not None:
+                self._bus.close()
+                self._bus = None
 
 
 def output_events(bus: Bus, topic: str) -> list[dict[str, Any]]:

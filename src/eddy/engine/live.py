@@ -242,9 +242,10 @@ def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
     data.mkdir(parents=True, exist_ok=True)
     url = app_bus_url(bus_url, data, analyzed.name)
     _log_to(err)
-    connectors = AppConnectors(analyzed, url, IoConfig(state_dir=data / "io"))
     runner = GroupRunner(app_text, url, data / "checkpoint", topic_prefix=f"{analyzed.name}.",
                          filename=filename, max_rows_per_batch=max_rows_per_batch)
+    connectors = AppConnectors(analyzed, url, IoConfig(state_dir=data / "io"),
+                               lag_consumer=runner.name)
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt

@@ -2,10 +2,12 @@
 
 A query that only filters and projects one stream (no window, no aggregate, no rate limit,
 no table) has nothing per-event that Spark lacks: it becomes ``where`` and ``select`` over
-the group's input rows, and never crosses into Python. Chains of such queries are DataFrame
-lineage. A query stays in the Python runtime when it needs state, when one of its
-expressions cannot run in Spark, or when its input or output is shared with a query that
-runs in the runtime (the runtime only sees the group's source rows).
+the group's input rows, and never crosses into Python. All native queries of a group, chains
+included, are computed on each source row by one chain of projections whose outputs are
+exploded at the end, so the source is scanned once however many queries read it. A query
+stays in the Python runtime when it needs state, when one of its expressions cannot run in
+Spark, or when its input or output is shared with a query that runs in the runtime (the
+runtime only sees the group's source rows).
 
 Outputs carry the same ``_order`` path the runtime gives (``(1, index)`` for an input
 reaching a query, ``+ (emission, 0, i)`` for an emitted event, ``+ (emission, 1, index)``
@@ -14,7 +16,8 @@ for a downstream subscriber), so native and runtime outputs merge into the refer
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -125,55 +128,87 @@ def _compiles(info: QueryInfo, analyzed: AnalyzedApp) -> bool:
 
 def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
                    layout: InputLayout) -> DataFrame | None:
-    """The native queries' outputs in the writer's schema, or None when there are none."""
+    """The native queries' outputs in the writer's schema, or None when there are none.
+
+    Every native query is computed on the same source row, as columns added by one chain of
+    projections, and the outputs leave as one array exploded at the end: a plan that forked
+    the source once per query (a union of per-query branches) made Spark scan the Python
+    source once per branch. A query reading a stream that native queries produce reads it
+    once per producing path (``_order`` differs), as the runtime delivers each event.
+    """
     if not plan.queries:
         return None
-    streams: dict[str, list[DataFrame]] = {}
-    outputs: list[DataFrame] = []
+    frame = source
+    names = (f"_n{i}" for i in itertools.count())
+    produced: dict[str, list[_Path]] = {}
+    emitted: list[Column] = []
     for info in plan.queries:
         stream = info.inputs[0]
-        frame = _union(streams[stream]) if stream in streams else _input(source, layout, stream)
-        emitted = _apply(analyzed, info, frame)
-        outputs.append(emitted.select(
-            SEQ, F.concat(F.col(ORDER), F.array(*(F.lit(i) for i in (info.index, 0, 0, 0))))
-            .alias(ORDER), TS, F.lit(info.id).alias("_query"),
-            F.lit(info.target).alias("_target"), F.lit(False).alias("_expired"),
-            F.to_json(F.struct(*(F.col(f"`{a.name}`") for a in info.outputs)),
-                      {"ignoreNullFields": "false"}).alias("_data")))
-        published = emitted.withColumn(
-            ORDER, F.concat(F.col(ORDER), F.array(*(F.lit(i) for i in (info.index, 0, 1)))))
+        if stream in produced:
+            inputs = produced[stream]
+        else:  # an external input: its rows of the wide layout
+            keep = next(names)
+            frame = frame.select("*", (F.col(STREAM) == stream).alias(keep))
+            inputs = [_Path(keep, (1,), dict(zip((a.name for a in layout.attributes(stream)),
+                                                layout.columns(stream))))]
         assert info.target is not None
-        streams.setdefault(info.target, []).append(published)
-    return _union(outputs)
+        for path in inputs:
+            frame, output = _apply(analyzed, info, frame, path, names)
+            data = F.to_json(F.struct(*(F.col(f"`{output.columns[a.name]}`").alias(a.name)
+                                        for a in info.outputs)), {"ignoreNullFields": "false"})
+            emitted.append(F.when(F.col(output.keep), F.struct(
+                _ints(path.order + (info.index, 0, 0, 0)).alias(ORDER),
+                F.lit(info.id).alias("_query"), F.lit(info.target).alias("_target"),
+                data.alias("_data"))))
+            produced.setdefault(info.target, []).append(
+                _Path(output.keep, path.order + (info.index, 0, 1), output.columns))
+    if len(emitted) == 1:  # one output: no array to explode
+        frame = frame.select(SEQ, TS, emitted[0].alias("_out")).where(F.col("_out").isNotNull())
+    else:
+        frame = frame.select(SEQ, TS, F.explode(F.filter(F.array(*emitted),
+                                                        lambda out: out.isNotNull()))
+                             .alias("_out"))
+    return frame.select(SEQ, F.col("_out._order").alias(ORDER), TS, "_out._query",
+                        "_out._target", F.lit(False).alias("_expired"), "_out._data")
 
 
-def _union(frames: list[DataFrame]) -> DataFrame:
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result
+@dataclass(frozen=True)
+class _Path:
+    """One way events reach a stream on the source row: the boolean column saying whether
+    this row carries such an event, its ``_order`` so far and its attributes' columns."""
+
+    keep: str
+    order: tuple[int, ...]
+    columns: dict[str, str]
 
 
-def _input(source: DataFrame, layout: InputLayout, stream: str) -> DataFrame:
-    columns = layout.columns(stream)
-    attributes = layout.attributes(stream)
-    return source.where(F.col(STREAM) == stream).select(
-        SEQ, TS, F.array(F.lit(1)).alias(ORDER),
-        *(F.col(c).alias(a.name) for c, a in zip(columns, attributes)))
+def _ints(values: tuple[int, ...]) -> Column:
+    return F.array(*(F.lit(v) for v in values))
 
 
-def _apply(analyzed: AnalyzedApp, info: QueryInfo, frame: DataFrame) -> DataFrame:
-    """Filters then projects ``frame`` (the input stream's rows) as the query says."""
-    compiler = spark_compiler(analyzed, lambda var: frame[f"`{var.attribute}`"])
+def _apply(analyzed: AnalyzedApp, info: QueryInfo, frame: DataFrame, path: _Path,
+           names: Iterator[str]) -> tuple[DataFrame, _Path]:
+    """``frame`` with the columns of ``info``'s output for the events of ``path``: whether
+    the query emits one (its filters, evaluated only where ``path`` has an event, as a
+    filtered frame would) and the selected values (only computed where it does)."""
+    compiler = spark_compiler(analyzed, lambda var: F.col(f"`{path.columns[var.attribute]}`"))
     source = info.query.input
     assert isinstance(source, ast.SingleInputStream)
-    for handler in source.handlers:
-        assert isinstance(handler, ast.Filter)
-        frame = frame.where(compiler.compile_condition(handler.expression))
-    selected: list[Column]
+    conditions = [compiler.compile_condition(h.expression) for h in source.handlers
+                  if isinstance(h, ast.Filter)]
+    keep = path.keep
+    if conditions:
+        keep = next(names)
+        passes = conditions[0]
+        for condition in conditions[1:]:
+            passes = F.when(passes, condition).otherwise(F.lit(False))
+        frame = frame.select("*", F.when(F.col(path.keep), passes).otherwise(F.lit(False))
+                             .alias(keep))
     if info.query.selector.attributes is None:
-        selected = [frame[f"`{a.name}`"] for a in info.outputs]
+        columns = {a.name: path.columns[a.name] for a in info.outputs}
     else:
-        selected = [compiler.compile(a.expression).alias(name.name)
-                    for a, name in zip(info.query.selector.attributes, info.outputs)]
-    return frame.select(SEQ, TS, ORDER, *selected)
+        columns = {name.name: next(names) for name in info.outputs}
+        frame = frame.select("*", *(
+            F.when(F.col(keep), compiler.compile(a.expression)).alias(columns[name.name])
+            for a, name in zip(info.query.selector.attributes, info.outputs)))
+    return frame, _Path(keep, path.order, columns)

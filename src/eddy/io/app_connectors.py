@@ -12,6 +12,10 @@ beside the app's Spark query:
 * then it starts the sources, which land events on the bus through
   :class:`~eddy.io.delivery.BusDeliver` and acknowledge them only once they are durable.
 
+Given the bus consumer of the app's query (``lag_consumer``), the sources also learn how far
+the query is behind their topics (:class:`~eddy.io.lag.ConsumerLag`), and an HTTP source
+refuses requests with 503 and ``Retry-After`` while that exceeds ``IoConfig.max_behind_s``.
+
 The query itself (bus in → Spark → bus out) is not started here, so stopping the
 connectors while the query restarts for a backup is never needed, and a query restart does
 not close the app's HTTP ports.
@@ -19,6 +23,7 @@ not close the app's HTTP ports.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 from collections.abc import Callable
@@ -29,10 +34,18 @@ from eddy.io.api import Sink, Source
 from eddy.io.config import IoConfig
 from eddy.io.delivery import BusDeliver
 from eddy.io.factory import build_sinks, build_sources, delivery_streams
+from eddy.io.lag import ConsumerLag
 from eddy.io.sink_follower import SinkFollower
 from eddy.lang.semantic import AnalyzedApp
 
 log = logging.getLogger("eddy.io.connectors")
+
+
+def query_consumer(app: str, group: str = "main") -> str:
+    """The bus consumer of an app's query on its input topics: ``<app>/<group>``, the name
+    :class:`~eddy.engine.group_runner.GroupRunner` reads under (one group, ``main``, for
+    now)."""
+    return f"{app}/{group}"
 
 
 def app_topic(app: str, stream: str) -> str:
@@ -49,11 +62,15 @@ class AppConnectors:
 
     def __init__(self, analyzed: AnalyzedApp, bus: Bus | str, config: IoConfig, *,
                  partitions: int = 1,
-                 topic_of: Callable[[str], str] | None = None) -> None:
+                 topic_of: Callable[[str], str] | None = None,
+                 lag_consumer: str | None = None) -> None:
         self.analyzed = analyzed
-        self.config = config
         self.partitions = partitions
         self.topic_of = topic_of or (lambda stream: app_topic(analyzed.name, stream))
+        if lag_consumer is not None and config.behind is None:
+            config = dataclasses.replace(config, behind=ConsumerLag(
+                lambda: self.bus, lag_consumer, self.topic_of))
+        self.config = config
         self.sources: list[Source] = build_sources(analyzed, config)
         self.sinks: dict[str, list[Sink]] = build_sinks(analyzed, config)
         self.followers: list[SinkFollower] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from eddy.io import IoConfig
     from eddy.lang.semantic import AnalyzedApp
 
 
@@ -75,18 +76,23 @@ class AppIo(Protocol):
 IoFactory = Callable[[AppSpec, "AnalyzedApp"], AppIo]
 
 
-def connector_factory(io_dir: Path) -> IoFactory:
+def connector_factory(io_dir: Path, config: IoConfig | None = None) -> IoFactory:
     """The factory of real connectors: topics ``<app>.<stream>`` on the app's bus, source
-    and sink state (file positions, sink-id tokens) under ``io_dir``."""
-    from eddy.io import IoConfig
-    from eddy.io.app_connectors import AppConnectors
+    and sink state (file positions, sink-id tokens) under ``io_dir``; ``config`` gives the
+    node's other settings (credentials, lag bound). Sources learn the lag of the app's query
+    (:class:`~eddy.io.lag.ConsumerLag`)."""
+    from dataclasses import replace
 
-    config = IoConfig(state_dir=io_dir)
+    from eddy.io import IoConfig
+    from eddy.io.app_connectors import AppConnectors, query_consumer
+
+    config = replace(config or IoConfig(), state_dir=io_dir)
 
     def make(spec: AppSpec, analyzed: AnalyzedApp) -> AppIo:
         prefix = topic_prefix(spec.name)
         return AppConnectors(analyzed, spec.bus_url, config,
-                             topic_of=lambda stream: prefix + stream)
+                             topic_of=lambda stream: prefix + stream,
+                             lag_consumer=query_consumer(analyzed.name))
 
     return make
 

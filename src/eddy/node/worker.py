@@ -11,6 +11,7 @@ SparkSession and every app in the folder, each resuming from its checkpoint.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 import sys
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from eddy.config import ConfigError, WorkerConfig, load_config
+from eddy.io.config import Authenticate, IoConfig
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.metrics import NodeStats, metrics_reporter
 from eddy.node.persistence import PeriodicPersistence, RevisionStore
@@ -49,7 +51,8 @@ class Worker:
         if runner_factory is None:
             self.registry = AppRegistry(self.folder, self.store, spark_runner_factory(),
                                         config.bus_url, forget_query_identity,
-                                        io_factory=connector_factory(config.data_dir / "io"))
+                                        io_factory=connector_factory(config.data_dir / "io",
+                                                                     io_config(config)))
         else:
             self.registry = AppRegistry(self.folder, self.store, runner_factory, config.bus_url)
         self.watcher = FolderWatcher(self.folder, self._file_changed,
@@ -120,6 +123,26 @@ class Worker:
                 self.registry.check_health()
             except Exception:
                 log.exception("checking the apps' health failed")
+
+
+def io_config(config: WorkerConfig) -> IoConfig:
+    """What the apps' sources and sinks take from the worker: its users, checked by sources
+    with ``basic.auth.enabled='true'`` (the API's credentials, as in WSO2 SP), and how far
+    an app may lag behind its HTTP sources (``eddy.sourceMaxBehindS``)."""
+    return IoConfig(authenticate=credentials_checker(config.users()),
+                    max_behind_s=config.model.eddy.sourceMaxBehindS)
+
+
+def credentials_checker(users: dict[str, tuple[str, bool]]) -> Authenticate:
+    """``(user, password) -> bool`` over ``users`` (``{name: (password, is_admin)}``): any
+    user may send events. Compared in constant time; an unknown user costs the same."""
+    known = {name: password.encode("utf-8") for name, (password, _) in users.items()}
+
+    def authenticate(user: str, password: str) -> bool:
+        expected = known.get(user, b"\0" * 32)
+        return hmac.compare_digest(password.encode("utf-8"), expected) and user in known
+
+    return authenticate
 
 
 def setup_logging() -> None:
