@@ -39,6 +39,7 @@ from eddy.engine.operator import make_step
 from eddy.engine.runtime.partition_buckets import BUCKETS, partition_attributes
 from eddy.engine.runtime.table import build_tables
 from eddy.engine.runtime.aggregation.batch_step import (
+    aggregation_split,
     aggregations_only,
     make_aggregation_step,
 )
@@ -58,7 +59,8 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     """The streaming DataFrame of a group's outputs (schema :data:`OUTPUT_SCHEMA`).
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
-    streaming query runs natively.
+    streaming query runs natively; False also promises that no on-demand query comes, which
+    lets an aggregation-only group run split by group (``aggregation_split``).
     """
     analyzed = check(app_text)
     build_tables(analyzed)  # a bad @store is an app error here, not in a Spark task
@@ -84,13 +86,18 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     elif join is not None:
         stateful = compile_window_join(analyzed, join, source, layout)
         outputs = stateful if outputs is None else outputs.unionByName(stateful)
-    elif rest or (on_demand and _has_state(analyzed)) or outputs is None:
+    elif rest or _aggregation_inputs(analyzed) or (on_demand and _has_state(analyzed)) \
+            or outputs is None:  # an aggregation is fed by the runtime, queried or not
         streams = {n for q in rest for n in q.inputs} | _aggregation_inputs(analyzed) | \
             {STORE_STREAM, TICK_STREAM}
         step = (make_aggregation_step(app_text, layout) if aggregations_only(analyzed, rest)
                 else make_step(app_text, [q.id for q in rest], layout))
+        split = aggregation_split(analyzed, rest, source, layout, on_demand)
+        if split is not None:  # by group over the cores (runtime/aggregation/batch_step.py)
+            source, streams = split.source, split.streams
+        key = split.key if split is not None else _state_key(analyzed, rest, layout)
         stateful = (_runtime_input(source, layout, streams)
-                    .withColumn("_key", _state_key(analyzed, rest, layout)).groupBy("_key")
+                    .withColumn("_key", key).groupBy("_key")
                     .applyInPandasWithState(step, outputStructType=OUTPUT_SCHEMA,
                                             stateStructType=STATE_SCHEMA,
                                             outputMode="append", timeoutConf="NoTimeout"))

@@ -83,7 +83,9 @@ def replay(app_text: str, inputs: Sequence[Mapping[str, Any]], *, batch_size: in
             append_chunk(spool, layout.to_arrow(events))
         source = (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
                   .option("path", str(spool)).option("maxRowsPerBatch", str(batch_size)).load())
-        outputs = compile_group(app_text, source, layout)
+        # inputs without on-demand queries let an aggregation-only group split by group
+        outputs = compile_group(app_text, source, layout,
+                                on_demand=any("store_query" in item for item in inputs))
         query = (outputs.writeStream.foreachBatch(collect)
                  .option("checkpointLocation", str(Path(work) / "checkpoint"))
                  .queryName(f"replay-{id(rows)}").start())

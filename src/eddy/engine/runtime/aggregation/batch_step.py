@@ -9,17 +9,48 @@ its streams, and each query or heartbeat is then run by the ordinary runtime at 
 (:func:`eddy.engine.operator.run_batch`), against the same state it would see event by
 event. State, snapshots and outputs are the runtime's, so a group can move between this
 step and :func:`eddy.engine.operator.make_step` across a restart.
+
+Split by group (:func:`aggregation_split`). On one state key every input row of the group
+crosses Spark's shuffle into one partition, is sorted there and crosses into Python on one
+core. When the group takes no on-demand query (the caller says so: ``compile_group(...,
+on_demand=False)``), its aggregations read one stream, ``group by`` the same attributes
+and keep their rows in an RDBMS (``@store(type='rdbms', …)``), and the source supplies each
+row's stream clock (:data:`~eddy.engine.layout.CLOCK`), the rows are instead keyed by a
+hash bucket of the ``group by`` values, so the buckets run on every core. That gives the
+same table rows as one key, batch end by batch end:
+
+- the rows of a group (every granularity, every event-time and arrival bucket) are only
+  ever written from its own bucket, from that group's events in ``_seq`` order, so their
+  values are computed from the same events in the same order and the same arrival runs;
+- a row's arrival bucket (``AGG_TIMESTAMP``) comes from the stream's clock, which each row
+  carries in place of its ``_ts`` (the running maximum of ``_ts`` is what the aggregation
+  takes as its arrival time; a bucket's own maximum would fall behind the stream's
+  whenever timestamps go back);
+- a bucket closes a row when *its* clock passes the row's arrival bucket, possibly later
+  than one key would, but closing only drops a row from memory: it was written at the end
+  of every batch that changed it, with the same absolute values;
+- every batch end writes, per bucket, the rows its groups changed: together, the rows one
+  key writes (``@purge`` deletes by the wall clock, from any bucket, as from one key).
+
+What is not the same is a read at a place in the input: an on-demand query in the middle
+of a micro-batch would see the other buckets' rows as of the previous batch end, so a
+group that may take on-demand queries stays on one key. (Making those exact needs the
+buckets' views at the query's place combined after the buckets ran; not done.) The state
+is keyed by the buckets, so a checkpoint must be resumed by the same plan.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
-from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
+from eddy.engine.layout import CLOCK, SEQ, STREAM, TS, InputLayout
 from eddy.engine.operator import StepFunction, run_batch, runtime_for, to_events, to_frame
 from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
 from eddy.engine.runtime.aggregation.vectorised import columns_apply
@@ -29,7 +60,13 @@ from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
-__all__ = ["aggregations_only", "make_aggregation_step"]
+__all__ = ["AggregationSplit", "aggregation_split", "aggregations_only",
+           "make_aggregation_step"]
+
+SPLIT_BUCKETS = 16
+"""State keys of a split aggregation step: a few per core, so that uneven buckets (a few
+busy groups) still balance. Fixed, since a checkpoint's state is keyed by them."""
+_UNSPLIT_TYPES = (ast.AttrType.FLOAT, ast.AttrType.DOUBLE, ast.AttrType.OBJECT)
 
 
 def aggregations_only(analyzed: AnalyzedApp, rest: list[QueryInfo]) -> bool:
@@ -45,6 +82,45 @@ def aggregations_only(analyzed: AnalyzedApp, rest: list[QueryInfo]) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class AggregationSplit:
+    """The operator's input and state key when it runs split by group (module docstring)."""
+
+    source: DataFrame
+    """The group's input, each row's ``_ts`` replaced by its stream's clock."""
+    streams: set[str]
+    """The streams the operator reads: the aggregations' input only (no on-demand queries,
+    and no heartbeats, which move no clock of a split aggregation)."""
+    key: Column
+    """The hash bucket of the ``group by`` values, over the runtime input's columns."""
+
+
+def aggregation_split(analyzed: AnalyzedApp, rest: list[QueryInfo], source: DataFrame,
+                      layout: InputLayout, on_demand: bool) -> AggregationSplit | None:
+    """How the vectorised step of the group runs split by group, or None when it must run
+    on one state key (see the module docstring for when it may split and why)."""
+    if on_demand or CLOCK not in source.columns or not aggregations_only(analyzed, rest):
+        return None
+    definitions = [info.definition for info in analyzed.streams.values()
+                   if isinstance(info.definition, ast.AggregationDefinition)]
+    inputs = {d.input.stream for d in definitions if d.input is not None}
+    groups = {tuple(v.attribute for v in d.selector.group_by) for d in definitions}
+    if len(inputs) != 1 or len(groups) != 1:
+        return None
+    (stream,), (group,) = inputs, groups
+    types = {a.name: a.type for a in analyzed.streams[stream].attributes}
+    if not group or any(types[name] in _UNSPLIT_TYPES for name in group):
+        return None  # a double's hash tells 0.0 from -0.0, its group key does not
+    for definition in definitions:
+        store = ast.find_annotation(definition.annotations, "store")
+        if store is None or (store.get("type") or "").lower() != "rdbms":
+            return None  # in memory, a bucket's rows would be seen by no other bucket
+    names = [a.name for a in layout.attributes(stream)]
+    columns = [F.col(layout.columns(stream)[names.index(name)]) for name in group]
+    return AggregationSplit(source.withColumn(TS, F.col(CLOCK)), {stream},
+                            F.pmod(F.hash(*columns), F.lit(SPLIT_BUCKETS)))
+
+
 def make_aggregation_step(app_text: str, layout: InputLayout) -> StepFunction:
     """The function for ``applyInPandasWithState`` (rows coded as the runtime's input)."""
     codes = {name: i for i, (name, _) in enumerate(layout.streams)}
@@ -57,8 +133,9 @@ def make_aggregation_step(app_text: str, layout: InputLayout) -> StepFunction:
             parts = [frame for frame in frames if not frame.empty]
             outputs: list[OutputEvent] = []
             if parts:
-                pdf = pd.concat(parts, ignore_index=True).sort_values(SEQ, kind="stable",
-                                                                      ignore_index=True)
+                pdf = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+                if not pdf[SEQ].is_monotonic_increasing:  # Spark keeps the order mostly
+                    pdf = pdf.sort_values(SEQ, kind="stable", ignore_index=True)
                 outputs = _run(runtime, pdf, layout, codes)
             state.update((runtime.snapshot(),))
             frame = to_frame(outputs)
