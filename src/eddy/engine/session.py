@@ -96,10 +96,6 @@ def default_conf() -> dict[str, str]:
         # How long Spark waits for a Python worker it started to connect back (default 15 s);
         # on a loaded machine an importing worker can take longer, failing the query.
         "spark.python.authenticate.socketTimeout": "120s",
-        # Checkpoint files (two per micro-batch: offsets, commit) without Hadoop's .crc
-        # companions: ~45 ms less per micro-batch on this machine, end-to-end latency.
-        "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
-        "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.warehouse.dir": str(scratch / "warehouse"),
