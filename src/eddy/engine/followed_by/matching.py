@@ -6,7 +6,7 @@ The reference (``StreamPreStateProcessor``, ported event by event in
 into the *pending* list, in arrival order, just before it is tested. Before every event of
 either stream, ``within`` drops expired matches (``|e1.ts - now| > t``): from the head of
 the pending list, stopping at the first that is still in time, and from the new list all of
-them. An ``S2`` event then completes, in list order, every pending match that ``c``
+them. The new list joins the pending one sorted by timestamp, not by arrival. An ``S2`` event then completes, in list order, every pending match that ``c``
 accepts; those leave the list. An ``S1`` event that passes its filter adds a new match last.
 
 When timestamps do not go back — the pending list is in time order and every event of the
@@ -22,6 +22,7 @@ instead (:func:`_sequential`), with the same state, so either path may follow th
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -127,16 +128,15 @@ def process(spec: FollowedBySpec, pending: Pending,
     event_group = groups[len(candidate_partition):]
     row_instance = instances[len(candidate_partition):]
     testable = seconds & frame[SECOND_PASSES].to_numpy(bool) & (event_group >= 0)
-    # every event of either stream expires matches: all of them count for the order
-    in_order = spec.within is None or bool(
-        (np.diff(np.concatenate([pending.ts, ts])) >= 0).all())
+    # every event of either stream expires matches, and new matches join the pending list
+    # in time order: all of them count for the order
+    in_order = bool((np.diff(np.concatenate([pending.ts, ts])) >= 0).all())
     if in_order:
-        matched, alive, waiting = _vectorised(spec, candidates, batch, ts, event_group,
+        matched, kept, waiting = _vectorised(spec, candidates, batch, ts, event_group,
                                               testable, seconds, row_instance)
     else:
-        matched, alive, waiting = _sequential(spec, candidates, batch, ts, event_group,
+        matched, kept, waiting = _sequential(spec, candidates, batch, ts, event_group,
                                               testable, seconds, partition, starts)
-    kept = np.flatnonzero(alive)
     left = Pending(candidates.seq[kept], waiting[kept], candidates.ts[kept],
                    candidates.partition[kept],
                    {c: take(v, kept) for c, v in candidate_columns.items()})
@@ -146,8 +146,8 @@ def process(spec: FollowedBySpec, pending: Pending,
 def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
                 ts: Array, event_group: Array, testable: Array, seconds: Array,
                 row_instance: Array) -> tuple[Array, Array, Array]:
-    """(candidate, batch row) pairs that complete, which candidates stay, and which of
-    those are still in the new list."""
+    """(candidate, batch row) pairs that complete, in emission order; the candidates that
+    stay, in their list order; and which candidates are still in the new list."""
     events = np.flatnonzero(testable)
     events = events[np.argsort(event_group[events], kind="stable")]  # by (group, arrival)
     groups = event_group[events]
@@ -186,7 +186,10 @@ def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
                                                 > spec.within))
     waiting = candidates.waiting & ~(_last_row(candidates, row_instance, seconds)
                                      > candidates.rows)
-    return np.stack([matched, found[matched]], axis=1), alive, waiting
+    pairs = np.stack([matched, found[matched]], axis=1)
+    # emitted at the completing event, in pending order: the candidates' (time) order here
+    pairs = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
+    return pairs, np.flatnonzero(alive), waiting
 
 
 def _last_row(candidates: _Candidates, row_instance: Array, chosen: Array) -> Array:
@@ -203,8 +206,7 @@ def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
                 ts: Array, event_group: Array, testable: Array, seconds: Array,
                 partition: Array, starts: Array) -> tuple[Array, Array, Array]:
     """The reference's order of work, event by event (timestamps go back in this batch)."""
-    within = spec.within
-    assert within is not None
+    within = spec.within if spec.within is not None else np.iinfo(np.int64).max
     pending: dict[Any, deque[int]] = {}
     new: dict[Any, list[int]] = {}
     for index in range(int((candidates.rows < 0).sum())):
@@ -219,8 +221,8 @@ def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
         while waiting and abs(int(candidates.ts[waiting[0]]) - now) > within:
             waiting.popleft()
         fresh = [c for c in new.get(key, ()) if abs(int(candidates.ts[c]) - now) <= within]
-        if seconds[row]:
-            waiting.extend(fresh)
+        if seconds[row]:  # the reference sorts them by timestamp (a stable sort)
+            waiting.extend(sorted(fresh, key=lambda c: int(candidates.ts[c])))
             fresh = []
         new[key] = fresh
         if testable[row] and waiting:
@@ -234,14 +236,16 @@ def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
                 pending[key] = deque(c for c in waiting if c not in done)
         if starts[row]:
             new[key].append(started[row])
-    alive = np.zeros(len(candidates.seq), bool)
+    # what stays: each instance's pending list then its new list, in their order, the
+    # instances merged by time (so that, once time goes forward again, the whole state is
+    # in time order and the next batch can take the vectorised path)
+    instances = [[*pending.get(key, ()), *new.get(key, ())]
+                 for key in pending.keys() | new.keys()]
+    kept = list(heapq.merge(*instances, key=lambda c: int(candidates.ts[c])))
     in_new = np.zeros(len(candidates.seq), bool)
-    for items in pending.values():
-        alive[list(items)] = True
     for fresh in new.values():
-        alive[fresh] = True
         in_new[fresh] = True
-    return np.asarray(pairs, np.int64).reshape(-1, 2), alive, in_new
+    return np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(kept, np.int64), in_new
 
 
 def _accepts(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
@@ -255,8 +259,7 @@ def _accepts(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, 
 
 def _outputs(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
              seq: Array, ts: Array, pairs: Array) -> pd.DataFrame:
-    if len(pairs):  # emitted at the completing event, in pending (arrival) order
-        pairs = pairs[np.lexsort((candidates.seq[pairs[:, 0]], pairs[:, 1]))]
+    # pairs come in emission order
     which, rows = pairs[:, 0], pairs[:, 1]
     return output_frame(seq, ts, rows, [
         (take(candidates.columns[o.column], which) if o.side == FIRST
