@@ -58,3 +58,68 @@ def test_the_runtime_runs_a_query_on_the_fault_stream() -> None:
 def test_a_fault_stream_needs_on_error_stream() -> None:
     with pytest.raises(SiddhiAppError, match="fault stream '!S' does not exist"):
         check("define stream S (a int);\nfrom !S select a insert into T;")
+
+
+CORRELATED = """
+@OnError(action='STREAM')
+define stream S (k int, v double);
+define stream T (k int, w double);
+from !S#window.length(3) join T#window.length(3) on S.k == T.k
+select S.k, S._error as reason, T.w insert into Joined;
+from every e1=!S -> e2=T[e1.k == k]
+select e1.k, e1._error as reason, e2.w insert into Followed;
+"""
+
+
+def test_joins_and_patterns_read_the_fault_stream_as_a_stream_of_its_own() -> None:
+    """The fault stream joins and starts patterns; ``S`` itself, which shares its name and
+    attributes, reaches neither query."""
+    runtime = build_runtime(check(CORRELATED))
+    error = json.dumps({"message": "bad temp"})
+    out = runtime.process([
+        InputEvent(0, 1000, "!S", (1, None, error)),
+        InputEvent(1, 1001, "T", (1, 2.5)),
+        InputEvent(2, 1002, "S", (1, 3.0)),
+        InputEvent(3, 1003, "T", (1, 4.5)),
+        InputEvent(4, 1004, "T", (2, 5.5)),
+    ])
+    assert [(o.target, o.ts, o.data) for o in out] == [
+        ("Joined", 1001, (1, error, 2.5)), ("Followed", 1001, (1, error, 2.5)),
+        ("Joined", 1003, (1, error, 4.5))]
+
+
+def test_an_absent_fault_stream_in_a_pattern() -> None:
+    """``not !S for 1 sec``: a fault of the same key within the second cancels the match."""
+    runtime = build_runtime(check("""
+@OnError(action='STREAM')
+define stream S (k int, v double);
+define stream T (k int);
+from every e1=T -> not !S[k == e1.k] for 1 sec select e1.k insert into Quiet;
+"""))
+    out = runtime.process([
+        InputEvent(0, 1000, "T", (1,)),
+        InputEvent(1, 1500, "!S", (1, None, "{}")),
+        InputEvent(2, 1600, "S", (2, 1.0)),
+        InputEvent(3, 3000, "T", (2,)),
+        InputEvent(4, 3100, "!S", (3, None, "{}")),
+        InputEvent(5, 5000, "T", (3,)),
+    ])
+    assert [(o.target, o.data) for o in out] == [("Quiet", (2,))]
+
+
+def test_spark_runs_the_join_and_the_pattern_on_the_fault_stream(spark: object) -> None:
+    """The same app through ``eddy.replay``: the ``!S`` input has a topic of its own, and the
+    join and the pattern read it event by event (micro-batches of one event)."""
+    from eddy.engine.replay import replay
+
+    error = {"message": "bad temp"}
+    inputs = [{"stream": "!S", "timestamp": 1000, "data": [1, None, error]},
+              {"stream": "T", "timestamp": 1001, "data": [1, 2.5]},
+              {"stream": "S", "timestamp": 1002, "data": [1, 3.0]},
+              {"stream": "T", "timestamp": 1003, "data": [1, 4.5]}]
+    result = replay(CORRELATED, inputs, batch_size=1)
+    reason = json.dumps(error)  # an object attribute travels as JSON text
+    assert [(e["timestamp"], e["data"]) for e in result.streams["Joined"]] == [
+        (1001, [1, reason, 2.5]), (1003, [1, reason, 4.5])]
+    assert [(e["timestamp"], e["data"]) for e in result.streams["Followed"]] == [
+        (1001, [1, reason, 2.5])]

@@ -223,14 +223,14 @@ class Analyzer:
     def _input_scope(self, input_stream: ast.InputStream) -> tuple[Scope, tuple[str, ...]]:
         match input_stream:
             case ast.SingleInputStream():
-                return single_scope(self, input_stream), (_input_name(input_stream),)
+                return single_scope(self, input_stream), (input_stream.key,)
             case ast.JoinInputStream():
-                return join_scope(self, input_stream), (_input_name(input_stream.left),
-                                                        _input_name(input_stream.right))
+                return join_scope(self, input_stream), (input_stream.left.key,
+                                                        input_stream.right.key)
             case ast.StateInputStream():
                 scope = state_scope(self, input_stream)
                 names = tuple(dict.fromkeys(
-                    _input_name(s) for s in state_streams(input_stream.state)))
+                    s.key for s in state_streams(input_stream.state)))
                 return scope, names
             case ast.AnonymousInputStream():
                 inner = self._query(input_stream.query, -1, self.partition_index)
@@ -304,11 +304,6 @@ class Analyzer:
                 f"defined {where} as {schema_text(existing.attributes)}", output.span,
                 "select the same attribute names and types, or write to another stream")
         return output.target
-
-
-def _input_name(stream: ast.SingleInputStream) -> str:
-    return f"#{stream.stream}" if stream.inner else f"!{stream.stream}" if stream.fault \
-        else stream.stream
 
 
 def _queries(element: ast.ExecutionElement) -> tuple[ast.Query, ...]:

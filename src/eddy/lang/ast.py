@@ -271,6 +271,13 @@ class SingleInputStream(InputStream):
         """The name other clauses use for this input: its alias, else the stream id."""
         return self.alias or self.stream
 
+    @property
+    def key(self) -> str:
+        """The name events of this input are routed by: ``#S`` for an inner stream, ``!S``
+        for a fault stream, else ``S`` (an inner or fault stream is a stream of its own)."""
+        return f"#{self.stream}" if self.inner else f"!{self.stream}" if self.fault \
+            else self.stream
+
 
 JoinType: TypeAlias = Literal["join", "inner join", "left outer join", "right outer join",
                               "full outer join"]

@@ -74,8 +74,6 @@ def join_unsupported_reason(info: QueryInfo) -> str | None:
     if kinds == ["table", "table"]:
         return "both inputs of the join are tables; one side must be a stream or a window"
     for side in (join.left, join.right):
-        if side.fault:
-            return "fault streams ('!S') are not supported by this runtime yet"
         seen_window = False
         for handler in side.handlers:
             if seen_window:
@@ -104,7 +102,7 @@ class JoinSide:
 
     def __init__(self, index: int, stream: ast.SingleInputStream, source: Source) -> None:
         self.index = index
-        self.name = f"#{stream.stream}" if stream.inner else stream.stream
+        self.name = stream.key
         self.source = source
         self.width = len(source.attributes)
         self.pre: list[Stage] = []

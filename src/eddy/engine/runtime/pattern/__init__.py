@@ -34,8 +34,6 @@ def pattern_unsupported_reason(info: QueryInfo) -> str | None:
     stream = query.input
     assert isinstance(stream, ast.StateInputStream)
     for state in state_streams(stream.state):
-        if state.fault:
-            return "fault streams ('!S') in patterns are not supported by this runtime yet"
         for handler in state.handlers:
             if not isinstance(handler, ast.Filter):
                 return (f"'{handler.name}' in a {stream.kind} state is not supported; "

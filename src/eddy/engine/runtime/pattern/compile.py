@@ -345,7 +345,7 @@ class MachineBuilder:
         self.posts.append(post)
         processors.append(pre)
         stream = element.stream
-        return Inner(pre, post, f"#{stream.stream}" if stream.inner else stream.stream)
+        return Inner(pre, post, stream.key)
 
     def _plain(self, filters: list[ast.Expression], current: Current) -> StreamPre:
         """A plain state; a pattern's is indexed when its filter has usable equalities."""

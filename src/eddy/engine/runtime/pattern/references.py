@@ -80,7 +80,7 @@ class References:
         if element.stream.inner and self.info.partition is not None:
             info = self.analyzed.partitions[self.info.partition].inner_streams[name]
         else:
-            info = self.analyzed.streams[name]
+            info = self.analyzed.streams[element.stream.key]
         return Current(state_id, source_of(info, frozenset()), None, False)
 
     def state_of(self, source: Source, current: Current | None) -> int:
