@@ -26,7 +26,6 @@ are at-least-once unless they deduplicate by batch id themselves.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,20 +38,14 @@ from pyspark.sql import DataFrame
 from eddy.bus import Bus
 from eddy.bus import TS as BUS_TS
 from eddy.engine.layout import STORE_STREAM
+from eddy.engine.output_rows import decode_values, group_order
 from eddy.engine.store_requests import StoreAnswer, answers
-from eddy.lang.ast import Attribute, AttrType
+from eddy.lang.ast import Attribute
 
 OutputCallback = Callable[[int, Mapping[str, pa.Table]], None]
 """Called with the batch id and, per output stream with events, what was appended."""
 AnswersCallback = Callable[[list[StoreAnswer]], None]
 """Called with the answers to on-demand queries a batch ran (see :mod:`.store_requests`)."""
-
-_ARROW: dict[AttrType, pa.DataType] = {
-    AttrType.INT: pa.int32(), AttrType.LONG: pa.int64(), AttrType.FLOAT: pa.float32(),
-    AttrType.DOUBLE: pa.float64(), AttrType.STRING: pa.string(), AttrType.BOOL: pa.bool_(),
-    AttrType.OBJECT: pa.string(),
-}
-
 
 @dataclass(frozen=True)
 class OutputStream:
@@ -154,52 +147,27 @@ class BusSink:
 
     def tables(self, rows: pa.Table) -> dict[str, pa.Table]:
         """Output rows (OUTPUT_SCHEMA) as one table per stream: ``_ts`` and the typed
-        attributes, in the group's order."""
-        queries: list[Any] = rows.column("_query").to_pylist()
-        keep = [i for i, q in enumerate(queries) if q in self.queries]
-        if not keep:
+        attributes, in the group's order (:mod:`.output_rows`)."""
+        if not rows.num_rows:
             return {}
-        seqs = rows.column("_seq").to_pylist()
-        orders = rows.column("_order").to_pylist()
-        keep.sort(key=lambda i: (seqs[i], orders[i]))
-        ts: list[Any] = rows.column("_ts").to_pylist()
-        data: list[Any] = rows.column("_data").to_pylist()
-        by_stream: dict[str, list[int]] = {}
-        for i in keep:
-            by_stream.setdefault(self.queries[queries[i]], []).append(i)
-        return {stream: self._table(self.outputs[stream], [ts[i] for i in chosen],
-                                    [data[i] for i in chosen])
-                for stream, chosen in by_stream.items()}
+        mine = rows.filter(pc.is_in(rows.column("_query"), pa.array(list(self.queries), pa.string())))
+        if not mine.num_rows:
+            return {}
+        mine = mine.take(group_order(mine))
+        result: dict[str, pa.Table] = {}
+        for stream, output in self.outputs.items():
+            queries = [q for q, s in self.queries.items() if s == stream]
+            chosen = mine.filter(pc.is_in(mine.column("_query"), pa.array(queries, pa.string()))) \
+                if len(queries) < len(self.queries) else mine
+            if chosen.num_rows:
+                result[stream] = self._table(output, chosen)
+        return result
 
     @staticmethod
-    def _table(output: OutputStream, ts: list[int], data: list[str]) -> pa.Table:
-        # One parse for the whole batch; a row is a JSON array (runtime) or object (Spark's
-        # to_json of a struct, in attribute order).
-        decoded: list[Any] = json.loads("[" + ",".join(data) + "]")
-        rows = [list(v.values()) if isinstance(v, dict) else v for v in decoded]
-        width = len(output.attributes)
-        for row in rows:
-            if len(row) != width:
-                raise ValueError(f"an output of stream '{output.stream}' has {len(row)} "
-                                 f"values, the stream has {width} attributes")
-        columns: dict[str, Any] = {BUS_TS: pa.array(ts, pa.int64())}
-        for j, attribute in enumerate(output.attributes):
-            values = [_typed(row[j], attribute.type) for row in rows]
-            columns[attribute.name] = pa.array(values, _ARROW[attribute.type])
-        return pa.table(columns)
-
-
-def _typed(value: Any, attr_type: AttrType) -> Any:
-    """A decoded JSON value as the attribute's Python type (non-finite doubles arrive as
-    the strings ``NaN``/``Infinity``, objects as JSON text)."""
-    if value is None:
-        return None
-    if attr_type in (AttrType.INT, AttrType.LONG):
-        return int(value)
-    if attr_type in (AttrType.FLOAT, AttrType.DOUBLE):
-        return float(value)
-    if attr_type is AttrType.BOOL:
-        return bool(value)
-    if attr_type is AttrType.OBJECT:
-        return value if isinstance(value, str) else json.dumps(value)
-    return value if isinstance(value, str) else str(value)
+    def _table(output: OutputStream, rows: pa.Table) -> pa.Table:
+        try:
+            values = decode_values(rows.column("_data"), output.attributes)
+        except ValueError as error:
+            raise ValueError(f"stream '{output.stream}': {error}") from None
+        return pa.table([rows.column("_ts").cast(pa.int64()), *values],
+                        names=[BUS_TS, *(a.name for a in output.attributes)])

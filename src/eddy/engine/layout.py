@@ -32,6 +32,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from eddy.bus.arrow_codec import ARROW_TYPES
 from eddy.lang.ast import Attribute, AttrType
 
 if TYPE_CHECKING:
@@ -54,11 +55,6 @@ _SPARK_TYPES: dict[AttrType, DataType] = {
     AttrType.INT: IntegerType(), AttrType.LONG: LongType(), AttrType.FLOAT: FloatType(),
     AttrType.DOUBLE: DoubleType(), AttrType.STRING: StringType(), AttrType.BOOL: BooleanType(),
     AttrType.OBJECT: StringType(),
-}
-_ARROW_TYPES: dict[AttrType, pa.DataType] = {
-    AttrType.INT: pa.int32(), AttrType.LONG: pa.int64(), AttrType.FLOAT: pa.float32(),
-    AttrType.DOUBLE: pa.float64(), AttrType.STRING: pa.string(), AttrType.BOOL: pa.bool_(),
-    AttrType.OBJECT: pa.string(),
 }
 
 OUTPUT_SCHEMA = StructType([
@@ -109,7 +105,7 @@ class InputLayout:
             pa.field(SEQ, pa.int64(), False), pa.field(TS, pa.int64(), False),
             pa.field(STREAM, pa.string(), False)]
         for i, (_, attrs) in enumerate(self.streams):
-            fields += [pa.field(f"s{i}_{j}", _ARROW_TYPES[a.type]) for j, a in enumerate(attrs)]
+            fields += [pa.field(f"s{i}_{j}", ARROW_TYPES[a.type]) for j, a in enumerate(attrs)]
         return pa.schema(fields)
 
     def to_arrow(self, events: Sequence[tuple[int, int, str, Sequence[Any]]]) -> pa.Table:

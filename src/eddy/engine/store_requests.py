@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from eddy.bus import Bus
 from eddy.engine.layout import STORE_STREAM, decode_data
@@ -71,10 +72,11 @@ class StoreAnswer:
 def answers(rows: pa.Table) -> list[StoreAnswer]:
     """The complete answers among a micro-batch's output rows
     (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`), in input order."""
-    queries: list[Any] = rows.column("_query").to_pylist()
-    chosen = [i for i, q in enumerate(queries) if q == STORE_STREAM]
-    if not chosen:
+    mine = pc.fill_null(pc.equal(rows.column("_query"), STORE_STREAM), False)
+    if not pc.any(mine).as_py():  # the common case: looked at without leaving Arrow
         return []
+    rows = rows.filter(mine)
+    chosen = list(range(rows.num_rows))
     seqs: list[Any] = rows.column("_seq").to_pylist()
     orders: list[Any] = rows.column("_order").to_pylist()
     targets: list[Any] = rows.column("_target").to_pylist()
