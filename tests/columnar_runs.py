@@ -11,6 +11,7 @@ import pandas as pd
 
 from eddy.engine.columnar import POSITION
 from eddy.engine.layout import SEQ, TS
+from eddy.engine.operator import run_batch
 from eddy.engine.runtime.group import build_runtime
 from eddy.engine.runtime.model import InputEvent, sort_outputs
 from eddy.lang.semantic import AnalyzedApp
@@ -36,8 +37,9 @@ def by_operator(process: Callable[[Any, Any, pd.DataFrame], tuple[pd.DataFrame, 
 
 def by_runtime(analyzed: AnalyzedApp, events: Sequence[InputEvent],
                target: str = "O") -> list[Output]:
-    """The current events the per-event runtime inserts into ``target``."""
-    outputs = sort_outputs(build_runtime(analyzed).process(list(events)))
+    """The current events the per-event runtime inserts into ``target`` (heartbeats among
+    ``events`` move its clock, as in a running group)."""
+    outputs = sort_outputs(run_batch(build_runtime(analyzed), list(events)))
     result, position, last = [], 0, None
     for o in outputs:
         if o.expired or o.target != target:

@@ -1,10 +1,11 @@
-"""The vectorised length-window join against the per-event runtime (a port of the
-reference's ``JoinProcessor`` that passes the join conformance cases).
+"""The vectorised window join against the per-event runtime (a port of the reference's
+``JoinProcessor`` that passes the join conformance cases).
 
 Random joins of the operator's shape — key equalities of several types, residual
-conditions, filters before the windows, window lengths from 1 up — over random event
-sequences cut into random micro-batches: the operator's outputs must equal the runtime's,
-value for value and in the same order. Filters run in Spark SQL in the real plan; here the
+conditions, filters before the windows, length and time windows of several sizes — over
+random event sequences (time going back now and then, live mode's heartbeats among them)
+cut into random micro-batches: the operator's outputs must equal the runtime's, value for
+value and in the same order. Filters run in Spark SQL in the real plan; here the
 rows they drop are dropped with the same columnar evaluator, so this needs no Spark.
 ``test_window_join_through_spark`` runs the real plan.
 """
@@ -24,11 +25,11 @@ from hypothesis import strategies as st
 from columnar_runs import Output, by_operator, by_runtime
 
 from eddy.engine.columnar import column_values, compile_columnar, evaluate, truthy
-from eddy.engine.layout import SEQ, TS, input_layout
+from eddy.engine.layout import SEQ, TICK_STREAM, TS, input_layout
 from eddy.engine.native import plan_native
 from eddy.engine.runtime.model import InputEvent
 from eddy.engine.window_join import WindowJoinPlan, plan_window_join
-from eddy.engine.window_join.matching import SIDE, Windows, process
+from eddy.engine.window_join.matching import PASSES, SIDE, TICK, Windows, process
 from eddy.lang import check
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
@@ -46,12 +47,20 @@ QUERIES = {
                   "on a.s == b.s select a.k, b.k as j, b.s insert into O;",
     "cross": "from L#window.length({n}) join R#window.length({m}) select L.k, R.k as j "
              "insert into O;",
+    "time": "from L#window.time({t}) join R[w is null or w < 30]#window.time({u}) "
+            "on L.k == R.k select L.k, L.v, R.w insert into O;",
+    "time-length": "from L[v > 0]#window.time({t}) join R#window.length({m}) "
+                   "on R.k == L.k and L.v < R.w select L.s, R.k, R.w insert into O;",
+    "length-time": "from L#window.length({n}) as a join R#window.time({u}) as b "
+                   "on a.s == b.s select a.k, b.k as j, b.s insert into O;",
 }
 
 
 @cache
 def app(query: str, n: int, m: int) -> AnalyzedApp:
-    return check("@app:playback\n" + STREAMS + QUERIES[query].format(n=n, m=m))
+    """The app; a time window lasts 40 ms per unit of its side's size."""
+    return check("@app:playback\n" + STREAMS + QUERIES[query].format(n=n, m=m, t=40 * n,
+                                                                     u=40 * m))
 
 
 def plan_of(analyzed: AnalyzedApp) -> WindowJoinPlan:
@@ -65,12 +74,21 @@ def plan_of(analyzed: AnalyzedApp) -> WindowJoinPlan:
 
 def operator_rows(analyzed: AnalyzedApp, plan: WindowJoinPlan,
                   events: Sequence[InputEvent]) -> pd.DataFrame:
-    """The rows Spark hands the operator (filters applied, as the JVM does)."""
+    """The rows Spark hands the operator (filters evaluated, as the JVM does): with two
+    length windows the passing events only, with a time window every event (marked) and
+    every heartbeat."""
     kinds = {n: {a.name: a.type for a in analyzed.streams[n].attributes} for n in "LR"}
     scope = plan.info.scope
-    rows: dict[str, list[Any]] = {SEQ: [], TS: [], SIDE: []}
+    timed = any(kind == "time" for kind, _ in plan.spec.windows)
+    rows: dict[str, list[Any]] = {SEQ: [], TS: [], SIDE: [], PASSES: []}
     rows.update({c: [] for c in plan.attributes})
     for event in events:
+        if event.stream == TICK_STREAM:
+            if timed:
+                for column, values in rows.items():
+                    values.append({SEQ: event.seq, TS: event.ts, SIDE: TICK,
+                                   PASSES: False}.get(column))
+            continue
         side = plan.streams.index(event.stream)
         names = list(kinds[event.stream])
         values = dict(zip(names, event.data))
@@ -80,13 +98,18 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowJoinPlan,
         if not all(bool(truthy(evaluate(compile_columnar(
                 f, analyzed.type_of, lambda v: current.resolve(v).attribute.name),
                 columns, 1))[0]) for f in plan.filters[side]):
-            continue
+            if not timed:
+                continue
+            passes = False
+        else:
+            passes = True
         rows[SEQ].append(event.seq)
         rows[TS].append(event.ts)
         rows[SIDE].append(side)
+        rows[PASSES].append(passes)
         for column, (stream, name) in plan.attributes.items():
             rows[column].append(values[name] if stream == event.stream else None)
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame(rows if timed else {c: v for c, v in rows.items() if c != PASSES})
     for column, (stream, name) in plan.attributes.items():  # as Arrow hands them to pandas
         kind = kinds[stream][name]
         if kind is AttrType.DOUBLE or (kind in (AttrType.INT, AttrType.LONG)
@@ -109,12 +132,17 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
     analyzed = app(draw(st.sampled_from(sorted(QUERIES))), draw(st.integers(1, 6)),
                    draw(st.integers(1, 6)))
     events, ts = [], 1_000
+    back = draw(st.sampled_from([0, 0, 60]))  # how far time may go back, now and then
     for seq in range(draw(st.integers(0, 50))):
-        ts += draw(st.integers(0, 100))
+        ts += draw(st.integers(-back, 100)) if back else draw(st.integers(0, 100))
+        stream = draw(st.sampled_from(["L", "R", "L", "R", TICK_STREAM]))
+        if stream == TICK_STREAM:
+            events.append(InputEvent(seq, ts, stream, ()))
+            continue
         k = draw(st.sampled_from([None, 0, 1, 1, 2]))
         v = draw(st.sampled_from([None, -1.0, 0.0, 5.0, 20.0, 40.0]))
         s = draw(st.sampled_from([None, "x", "y"]))
-        events.append(InputEvent(seq, ts, draw(st.sampled_from("LR")), (k, v, s)))
+        events.append(InputEvent(seq, ts, stream, (k, v, s)))
     return analyzed, events, draw(st.lists(st.integers(1, 12), max_size=6))
 
 
@@ -131,7 +159,7 @@ def test_other_joins_stay_in_the_runtime() -> None:
                  "select L.k insert into O;",
                  "from L#window.length(3) unidirectional join R#window.length(3) "
                  "on L.k == R.k select L.k insert into O;",
-                 "from L#window.time(1 sec) join R#window.length(3) on L.k == R.k "
+                 "from L#window.timeBatch(1 sec) join R#window.length(3) on L.k == R.k "
                  "select L.k insert into O;",
                  "from L#window.length(3) join R#window.length(3) on L.k == R.k "
                  "select L.k, count() as c insert into O;"):
@@ -140,18 +168,19 @@ def test_other_joins_stay_in_the_runtime() -> None:
             is None, text
 
 
-@pytest.mark.parametrize("batch", [13])
-def test_window_join_through_spark(spark: Any, batch: int) -> None:
-    """The real plan (``eddy.replay`` on Spark) equals the runtime."""
+@pytest.mark.parametrize("query", ["key-residual", "time-length"])
+def test_window_join_through_spark(spark: Any, query: str) -> None:
+    """The real plan (``eddy.replay`` on Spark, batches of 13 events) equals the runtime."""
     from eddy.engine.replay import replay
 
-    analyzed = app("key-residual", 20, 7)
+    analyzed = app(query, 20, 7)
     rng = np.random.default_rng(5)
-    events = [InputEvent(seq, 1_000 + 10 * seq, "LR"[int(rng.integers(0, 2))],
+    events = [InputEvent(seq, 1_000 + 10 * seq - 30 * (seq % 17 == 0),
+                         "LR"[int(rng.integers(0, 2))],
                          (None if seq % 23 == 0 else int(rng.integers(0, 4)),
                           float(rng.normal(10, 8)), "xy"[seq % 2])) for seq in range(200)]
     inputs = [{"stream": e.stream, "data": list(e.data), "timestamp": e.ts} for e in events]
-    result = replay(analyzed.source, inputs, batch_size=batch)
+    result = replay(analyzed.source, inputs, batch_size=13)
     expected = [(o[1], o[3]) for o in by_runtime(analyzed, events)]
     assert [(e["timestamp"], tuple(e["data"])) for e in result.streams["O"]] == expected
     assert expected

@@ -1,7 +1,8 @@
-"""Which joins the vectorised length-window join runs, and what it needs to know.
+"""Which joins the vectorised window join runs, and what it needs to know.
 
-The shape is ``from L[f]#window.length(n) join R[g]#window.length(m) on c select <L/R
-attributes> insert into Out`` — an inner join of two different streams, no
+The shape is ``from L[f]#window.length(n) join R[g]#window.time(t) on c select <L/R
+attributes> insert into Out`` — each window ``length`` or ``time``, an inner join of two
+different streams, no
 ``unidirectional``, no table, named window or aggregation in the app, no partition. ``c``
 is split as a pattern's condition is (:mod:`eddy.engine.followed_by.plan`): ``L.a == R.b``
 equalities of integral, string or bool attributes become the match key, the rest runs as
@@ -33,11 +34,11 @@ LEFT, RIGHT = "l", "r"
 @dataclass(frozen=True)
 class WindowJoinSpec:
     """What the operator needs, as plain data (pickled to Spark's Python workers):
-    ``lengths`` are the two windows', ``columns`` the operator's attribute columns
+    ``windows`` are the two windows, ``("length", n)`` or ``("time", ms)``, ``columns`` the operator's attribute columns
     (``l<i>``/``r<i>``) with their types, ``keys`` the (left, right) column pairs that must
     be equal, ``residual`` the rest of the ``on`` condition."""
 
-    lengths: tuple[int, int]
+    windows: tuple[tuple[str, int], tuple[str, int]]
     columns: tuple[tuple[str, AttrType], ...]
     keys: tuple[tuple[str, str], ...]
     residual: Node | None
@@ -80,31 +81,33 @@ def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if join.left.stream == join.right.stream or len(info.scope.sources) != 2 or \
             any(s.stream not in inputs for s in sides):
         return None
-    lengths = [_length(side) for side in sides]
-    if lengths[0] is None or lengths[1] is None:
+    windows = [_window(side) for side in sides]
+    if windows[0] is None or windows[1] is None:
         return None
     try:
-        return _plan(analyzed, info, join, (lengths[0], lengths[1]))
+        return _plan(analyzed, info, join, (windows[0], windows[1]))
     except (NotColumnar, SemanticError):
         return None
 
 
-def _length(side: ast.SingleInputStream) -> int | None:
-    """``n`` of a side that is filters then ``#window.length(n)``, else None."""
+def _window(side: ast.SingleInputStream) -> tuple[str, int] | None:
+    """``("length", n)`` or ``("time", ms)`` of a side that is filters then
+    ``#window.length(n)`` or ``#window.time(t)``, else None."""
     if side.inner or side.fault or not side.handlers:
         return None
     *filters, window = side.handlers
     if not (isinstance(window, ast.Window) and window.namespace is None
-            and window.name == "length" and len(window.args) == 1
+            and window.name in ("length", "time") and len(window.args) == 1
             and all(isinstance(f, ast.Filter) for f in filters)):
         return None
-    length = constant_value(window.args[0])
-    return length if isinstance(length, int) and not isinstance(length, bool) \
-        and length > 0 else None
+    size = constant_value(window.args[0])
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        return None
+    return window.name, size
 
 
 def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
-          lengths: tuple[int, int]) -> WindowJoinPlan | None:
+          windows: tuple[tuple[str, int], tuple[str, int]]) -> WindowJoinPlan | None:
     scope = info.scope
     sources = scope.sources
     named = OperatorColumns(sources, (LEFT, RIGHT))
@@ -123,7 +126,7 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
         return None
     filters = tuple(tuple(h.expression for h in side.handlers if isinstance(h, ast.Filter))
                     for side in (join.left, join.right))
-    spec = WindowJoinSpec(lengths, tuple(named.types.items()), tuple(keys), residual,
+    spec = WindowJoinSpec(windows, tuple(named.types.items()), tuple(keys), residual,
                           selected, (1, info.index, 0, 0))
     return WindowJoinPlan(info, (join.left.stream, join.right.stream),
                           (filters[0], filters[1]), named.attributes, spec)

@@ -1,9 +1,11 @@
-"""The Spark side of the length-window join: its rows and the ``applyInPandasWithState``
-function around :func:`.matching.process`.
+"""The Spark side of the window join: its rows and the ``applyInPandasWithState`` function
+around :func:`.matching.process`.
 
 The windows are global (as in the reference), so the operator keeps one state key; the
-rows it reads are narrowed to the two streams, the columns it uses and the events that pass
-the filters before each window (evaluated in the JVM).
+rows it reads are narrowed to the two streams and the columns it uses, and the filters
+before each window are evaluated in the JVM. With two length windows only the events that
+pass them are read; a time window also needs every row that moves the clock — the events
+that fail their filter and live mode's heartbeats — marked as such.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from eddy.engine.columnar_operator import (
     output_schema,
     writer_rows,
 )
-from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
-from eddy.engine.window_join.matching import SIDE, Windows, process
+from eddy.engine.layout import SEQ, STREAM, TICK_STREAM, TS, InputLayout
+from eddy.engine.window_join.matching import PASSES, SIDE, TICK, Windows, process
 from eddy.engine.window_join.plan import WindowJoinPlan
 from eddy.lang.semantic import AnalyzedApp
 
@@ -35,9 +37,19 @@ def compile_window_join(analyzed: AnalyzedApp, plan: WindowJoinPlan, source: Dat
               for side, stream in enumerate(plan.streams)]
     columns = [attribute_column(layout, stream, name).alias(column)
                for column, (stream, name) in plan.attributes.items()]
-    rows = (source.where(((F.col(STREAM) == left) & passes[0])
-                         | ((F.col(STREAM) == right) & passes[1]))
-            .select(SEQ, TS, (F.col(STREAM) == right).cast("int").alias(SIDE), *columns))
+    if all(kind == "length" for kind, _ in spec.windows):
+        rows = (source.where(((F.col(STREAM) == left) & passes[0])
+                             | ((F.col(STREAM) == right) & passes[1]))
+                .select(SEQ, TS, (F.col(STREAM) == right).cast("int").alias(SIDE), *columns))
+    else:
+        clock = [TICK_STREAM] if TICK_STREAM in dict(layout.streams) else []
+        side = F.when(F.col(STREAM) == left, 0).when(F.col(STREAM) == right, 1) \
+            .otherwise(TICK)
+        entering = F.when(F.col(STREAM) == left, passes[0]) \
+            .when(F.col(STREAM) == right, passes[1])
+        rows = (source.where(F.col(STREAM).isin(left, right, *clock))
+                .select(SEQ, TS, side.alias(SIDE),
+                        F.coalesce(entering, F.lit(False)).alias(PASSES), *columns))
     computed = (rows.withColumn("_key", F.lit(0)).groupBy("_key")
                 .applyInPandasWithState(make_step(process, spec, Windows),
                                         output_schema([o.type for o in spec.selected]),
