@@ -1,6 +1,6 @@
 """Stateful CEP through Spark: eddy's compiled plan against a hand-written PySpark job.
 
-Three apps over the same kind of input, each run by eddy (``compile_group``, its real plan:
+Four apps over the same kind of input, each run by eddy (``compile_group``, its real plan:
 the per-event runtime in ``applyInPandasWithState``) and, where one can compute the same, by
 the best hand-written PySpark equivalent, in the same SparkSession and on the same spool:
 
@@ -20,9 +20,12 @@ the best hand-written PySpark equivalent, in the same SparkSession and on the sa
     1,000 events as numpy blobs and a Python loop with a dict from key to the other side's
     window values, the same per-event semantics (an arriving event joins the other side's
     window contents at that moment).
+(d) ``join-time``: (c) with ``#window.time(200000)`` on both sides (as many events as
+    (c)'s windows hold); hand-written: (c)'s loop, each window losing its events older
+    than 200 s before an event arrives.
 
 Input: ``--events`` events written once as spool chunks; TempStream events 100 ms apart in
-event time, roomNo uniform over 1,000 rooms, temp ~ N(30, 10); for (c) L and R alternate,
+event time, roomNo uniform over 1,000 rooms, temp ~ N(30, 10); for (c) and (d) L and R alternate,
 k uniform over 1,000 keys. Every job reads the spool in micro-batches of ``--batch-rows``
 and counts its output rows in ``foreachBatch`` (both sides alike), so the two sides' output
 counts are compared too.
@@ -33,7 +36,7 @@ in the checkpoint (read back with Spark's ``statestore`` reader: what a restart 
 after the first and the last steady batch.
 
 Run: .venv/bin/python bench/cep_throughput.py [--events 400000] [--batch-rows 100000]
-     [--cases pattern-part,pattern,join] [--sides eddy,hand] [--repeat 1]
+     [--cases pattern-part,pattern,join,join-time] [--sides eddy,hand] [--repeat 1]
      .venv/bin/python bench/cep_throughput.py --in-process --events 100000  (no Spark)
 """
 
@@ -70,10 +73,14 @@ QUERY2 = ("from every( e1=TempStream ) -> e2=TempStream[e1.roomNo == roomNo and 
 JOIN = ("define stream L (k int, v double);\ndefine stream R (k int, w double);\n"
         "from L#window.length(1000) join R#window.length(1000) on L.k == R.k "
         "select L.k, L.v, R.w insert into Joined;")
+JOIN_TIME_MS = 200_000
+"""As long as a length(1000) window holds with an event per side every 200 ms."""
+JOIN_TIME = JOIN.replace("length(1000)", f"time({JOIN_TIME_MS})")
 APPS = {
     "pattern-part": TEMP + "partition with (roomNo of TempStream) begin\n" + QUERY2 + "\nend;",
     "pattern": TEMP + QUERY2,
     "join": JOIN,
+    "join-time": JOIN_TIME,
 }
 HEADER = "@app:name('CepBench')\n@app:playback\n"
 START_TS = 1_700_000_000_000
@@ -181,55 +188,77 @@ def hand_pattern(src: DataFrame, layout: InputLayout) -> DataFrame:
 
 
 def _window_join(key: tuple[Any, ...], frames: Iterator[pd.DataFrame],
-                 state: GroupState) -> Iterator[pd.DataFrame]:
-    """All events of a micro-batch through two length(1000) windows and the join."""
+                 state: GroupState, by_time: bool = False) -> Iterator[pd.DataFrame]:
+    """All events of a micro-batch through two length(1000) windows (``by_time``: two
+    time(200 s) windows, in time order) and the join."""
     new = pd.concat(list(frames)).sort_values(SEQ, kind="stable")
-    windows: list[tuple[list[int], list[float]]] = [([], []), ([], [])]
+    windows: list[tuple[list[int], list[float], list[int]]] = [([], [], []), ([], [], [])]
     if state.exists:
-        for side, (blob_k, blob_v) in enumerate(zip(state.get[0::2], state.get[1::2])):
+        blobs = state.get
+        for side in (0, 1):
+            blob_k, blob_v, blob_t = blobs[3 * side:3 * side + 3]
             windows[side] = (np.frombuffer(blob_k, np.int32).tolist(),
-                             np.frombuffer(blob_v, np.float64).tolist())
+                             np.frombuffer(blob_v, np.float64).tolist(),
+                             np.frombuffer(blob_t, np.int64).tolist())
     index: list[dict[int, list[float]]] = [{}, {}]
-    for side, (keys, values) in enumerate(windows):
+    for side, (keys, values, _) in enumerate(windows):
         for k, v in zip(keys, values):
             index[side].setdefault(k, []).append(v)
     out_k: list[int] = []
     out_v: list[float] = []
     out_w: list[float] = []
-    for is_left, k, value in zip((new["side"] == 0).tolist(), new["k"].tolist(),
-                                 new["value"].tolist()):
+    heads = [0, 0]
+    for is_left, k, value, ts in zip((new["side"] == 0).tolist(), new["k"].tolist(),
+                                     new["value"].tolist(), new[TS].tolist()):
         side = 0 if is_left else 1
-        keys, values = windows[side]
-        if len(keys) == JOIN_LENGTH:  # the oldest event expires first (not output)
+        if by_time:  # both windows lose what is older than the time window
+            for s in (0, 1):
+                keys, values, times = windows[s]
+                while heads[s] < len(times) and times[heads[s]] + JOIN_TIME_MS <= ts:
+                    index[s][keys[heads[s]]].remove(values[heads[s]])
+                    heads[s] += 1
+        keys, values, times = windows[side]
+        if not by_time and len(keys) == JOIN_LENGTH:  # the oldest expires first (no output)
             old_k, old_v = keys.pop(0), values.pop(0)
+            times.pop(0)
             index[side][old_k].remove(old_v)
         keys.append(k)
         values.append(value)
+        times.append(ts)
         index[side].setdefault(k, []).append(value)
         for other in index[1 - side].get(k, ()):
             out_k.append(k)
             out_v.append(value if is_left else other)
             out_w.append(other if is_left else value)
     blobs = []
-    for keys, values in windows:
-        blobs += [np.asarray(keys, np.int32).tobytes(), np.asarray(values, np.float64).tobytes()]
+    for side, (keys, values, times) in enumerate(windows):
+        head = heads[side]
+        blobs += [np.asarray(keys[head:], np.int32).tobytes(),
+                  np.asarray(values[head:], np.float64).tobytes(),
+                  np.asarray(times[head:], np.int64).tobytes()]
     state.update(tuple(blobs))
     yield pd.DataFrame({"k": np.asarray(out_k, np.int32), "v": out_v, "w": out_w})
 
 
-def hand_join(src: DataFrame, layout: InputLayout) -> DataFrame:
+def hand_join(src: DataFrame, layout: InputLayout, by_time: bool = False) -> DataFrame:
     (lk, lv), (rk, rw) = layout.columns("L"), layout.columns("R")
     left = F.col(STREAM) == "L"
-    return (src.select(SEQ, F.when(left, 0).otherwise(1).alias("side"),
+
+    def step(key: tuple[Any, ...], frames: Iterator[pd.DataFrame],
+             state: GroupState) -> Iterator[pd.DataFrame]:
+        return _window_join(key, frames, state, by_time)
+
+    return (src.select(SEQ, TS, F.when(left, 0).otherwise(1).alias("side"),
                        F.coalesce(lk, rk).alias("k"), F.coalesce(lv, rw).alias("value"))
             .withColumn("_key", F.lit(0)).groupBy("_key")
-            .applyInPandasWithState(_window_join, "k int, v double, w double",
-                                    "lk binary, lv binary, rk binary, rw binary", "append",
-                                    GroupStateTimeout.NoTimeout))
+            .applyInPandasWithState(step, "k int, v double, w double",
+                                    ", ".join(f"{s}{c} binary" for s in "lr" for c in "kvt"),
+                                    "append", GroupStateTimeout.NoTimeout))
 
 
 HAND: dict[str, Callable[[DataFrame, InputLayout], DataFrame]] = {
-    "pattern-part": hand_pattern, "pattern": hand_pattern, "join": hand_join}
+    "pattern-part": hand_pattern, "pattern": hand_pattern, "join": hand_join,
+    "join-time": lambda src, layout: hand_join(src, layout, by_time=True)}
 
 
 # -- running and measuring ------------------------------------------------------------------------
@@ -288,7 +317,7 @@ def in_process(case: str, events: int) -> float:
     keys = rng.integers(0, ROOMS, events).tolist()
     values = rng.normal(30.0, 10.0, events).tolist()
     ts = [START_TS + STEP_MS * i for i in range(events)]
-    if case == "join":
+    if case.startswith("join"):
         given = [InputEvent(i, ts[i], "L" if i % 2 == 0 else "R", (keys[i], values[i]))
                  for i in range(events)]
     else:
@@ -328,7 +357,7 @@ def main() -> None:
             layout = input_layout(check(app))
             spool = work / f"spool-{case}"
             spool.mkdir()
-            write_spool(spool, layout, args.events, join=case == "join")
+            write_spool(spool, layout, args.events, join=case.startswith("join"))
 
             def source(spool: Path = spool, layout: InputLayout = layout) -> DataFrame:
                 return (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
