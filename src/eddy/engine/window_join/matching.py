@@ -67,6 +67,14 @@ class Windows:
     last: list[int] = field(default_factory=lambda: [0, 0])
     timers: list[list[int]] = field(default_factory=lambda: [[], []])
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A checkpoint of two length windows, written before time windows were kept,
+        restores with the fields it lacks as a fresh state has them."""
+        self.__dict__.update(Windows().__dict__)
+        self.__dict__.update(state)
+        if "times" not in state:  # length windows do not read them, only count them
+            self.times = [np.zeros(size, np.int64) for size in self.sizes]
+
 
 def process(spec: WindowJoinSpec, windows: Windows,
             frame: pd.DataFrame) -> tuple[pd.DataFrame, Windows]:
