@@ -27,6 +27,8 @@ from pyspark.sql import SparkSession
 ENV_PREFIX = "EDDY_SPARK_"
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _JAVA_OPTS = "spark.driver.extraJavaOptions"
+CHECKPOINT_FILE_MANAGER = ("org.apache.spark.sql.execution.streaming.checkpointing."
+                           "FileSystemBasedCheckpointFileManager")
 
 _lock = threading.Lock()
 _session: SparkSession | None = None
@@ -83,6 +85,13 @@ def default_conf() -> dict[str, str]:
         # snapshot each time (snapshots move to background maintenance): ~300 ms less per
         # stateful micro-batch on this machine, where the snapshot's fsync dominated.
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+        # Spark's default manager for local checkpoints goes through Hadoop's FileContext,
+        # whose rename asks for the link status of the file, and without Hadoop's native
+        # library (not in pyspark) that forks a `readlink` process, as creating the checksum
+        # file forks a `chmod`: several forks per offset and commit log entry and per state
+        # file, tens of ms of every micro-batch. The FileSystem-based manager renames with
+        # java.io (atomic on a local disk) and keeps the `.crc` checksums.
+        "spark.sql.streaming.checkpointFileManagerClass": CHECKPOINT_FILE_MANAGER,
         "spark.sql.session.timeZone": "UTC",
         # Siddhi (Java) semantics: int/long overflow wraps, casts saturate, division by zero
         # and unparsable strings give null. Spark 4's ANSI mode raises instead; see
