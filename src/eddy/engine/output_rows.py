@@ -14,6 +14,7 @@ Only values Arrow cannot take as they are (``"NaN"`` for a double, a JSON object
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -52,8 +53,8 @@ def group_order(rows: pa.Table) -> np.ndarray:
     return np.lexsort([*keys, seq])
 
 
-def decode_values(data: pa.Array | pa.ChunkedArray,
-                  attributes: Sequence[Attribute]) -> list[pa.Array]:
+def decode_values(data: pa.Array[Any] | pa.ChunkedArray[Any],
+                  attributes: Sequence[Attribute]) -> list[pa.Array[Any]]:
     """The values of ``_data`` texts as one typed array per attribute.
 
     Raises ``ValueError`` when a row does not have one value per attribute.
@@ -66,10 +67,12 @@ def decode_values(data: pa.Array | pa.ChunkedArray,
     return _decoded(texts.to_pylist(), attributes)
 
 
-def _objects(texts: pa.Array, attributes: Sequence[Attribute]) -> list[pa.Array] | None:
+def _objects(texts: pa.Array[Any],
+             attributes: Sequence[Attribute]) -> list[pa.Array[Any]] | None:
     """Spark's ``to_json`` objects (keys = the attribute names) read by Arrow's JSON reader;
     None when a value does not fit its column as it is (the caller decodes them)."""
-    lines = pc.binary_join_element_wise(texts, "\n", "")
+    # each text and a newline, joined by "": the stubs know only arrays as arguments
+    lines = pc.binary_join_element_wise(texts, "\n", "")  # type: ignore[call-overload]
     width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
     offsets = np.frombuffer(lines.buffers()[1], width, len(lines) + 1,
                             lines.offset * np.dtype(width).itemsize)
@@ -77,7 +80,7 @@ def _objects(texts: pa.Array, attributes: Sequence[Attribute]) -> list[pa.Array]
     schema = pa.schema([(a.name, ARROW_TYPES[a.type]) for a in attributes])
     options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error")
     try:
-        table = pa_json.read_json(pa.BufferReader(body), parse_options=options)
+        table = pa_json.read_json(io.BytesIO(body.to_pybytes()), parse_options=options)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     if table.num_rows != len(texts):
@@ -85,7 +88,7 @@ def _objects(texts: pa.Array, attributes: Sequence[Attribute]) -> list[pa.Array]
     return [table.column(a.name).combine_chunks() for a in attributes]
 
 
-def _decoded(texts: list[Any], attributes: Sequence[Attribute]) -> list[pa.Array]:
+def _decoded(texts: list[Any], attributes: Sequence[Attribute]) -> list[pa.Array[Any]]:
     # One parse for the whole batch; a row is a JSON array (runtime) or object (to_json).
     decoded: list[Any] = json.loads("[" + ",".join(texts) + "]")
     rows = [list(v.values()) if isinstance(v, dict) else v for v in decoded]
@@ -97,7 +100,7 @@ def _decoded(texts: list[Any], attributes: Sequence[Attribute]) -> list[pa.Array
     return [_column(list(values), a.type) for values, a in zip(columns, attributes, strict=True)]
 
 
-def _column(values: list[Any], attr_type: AttrType) -> pa.Array:
+def _column(values: list[Any], attr_type: AttrType) -> pa.Array[Any]:
     arrow = ARROW_TYPES[attr_type]
     try:  # refuses what needs converting: "NaN" for a double, a JSON object for text, …
         return pa.array(values, arrow)

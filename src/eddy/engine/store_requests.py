@@ -72,7 +72,7 @@ class StoreAnswer:
 def answers(rows: pa.Table) -> list[StoreAnswer]:
     """The complete answers among a micro-batch's output rows
     (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`), in input order."""
-    mine = pc.fill_null(pc.equal(rows.column("_query"), STORE_STREAM), False)
+    mine = pc.is_in(rows.column("_query"), pa.array([STORE_STREAM]))  # null: not in
     if not pc.any(mine).as_py():  # the common case: looked at without leaving Arrow
         return []
     rows = rows.filter(mine)
