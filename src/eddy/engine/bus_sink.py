@@ -150,14 +150,14 @@ class BusSink:
         attributes, in the group's order (:mod:`.output_rows`)."""
         if not rows.num_rows:
             return {}
-        mine = rows.filter(pc.is_in(rows.column("_query"), pa.array(list(self.queries), pa.string())))
+        mine = rows.filter(_of_queries(rows, list(self.queries)))
         if not mine.num_rows:
             return {}
         mine = mine.take(group_order(mine))
         result: dict[str, pa.Table] = {}
         for stream, output in self.outputs.items():
             queries = [q for q, s in self.queries.items() if s == stream]
-            chosen = mine.filter(pc.is_in(mine.column("_query"), pa.array(queries, pa.string()))) \
+            chosen = mine.filter(_of_queries(mine, queries)) \
                 if len(queries) < len(self.queries) else mine
             if chosen.num_rows:
                 result[stream] = self._table(output, chosen)
@@ -171,3 +171,8 @@ class BusSink:
             raise ValueError(f"stream '{output.stream}': {error}") from None
         return pa.table([rows.column("_ts").cast(pa.int64()), *values],
                         names=[BUS_TS, *(a.name for a in output.attributes)])
+
+
+def _of_queries(rows: pa.Table, queries: list[str]) -> pa.BooleanArray:
+    """Which rows the ``queries`` emitted."""
+    return pc.is_in(rows.column("_query"), pa.array(queries, pa.string()))

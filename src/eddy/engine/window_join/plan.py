@@ -34,9 +34,10 @@ LEFT, RIGHT = "l", "r"
 @dataclass(frozen=True)
 class WindowJoinSpec:
     """What the operator needs, as plain data (pickled to Spark's Python workers):
-    ``windows`` are the two windows, ``("length", n)`` or ``("time", ms)``, ``columns`` the operator's attribute columns
-    (``l<i>``/``r<i>``) with their types, ``keys`` the (left, right) column pairs that must
-    be equal, ``residual`` the rest of the ``on`` condition."""
+    ``windows`` are the two windows, ``("length", n)`` or ``("time", ms)``, ``columns``
+    the operator's attribute columns (``l<i>``/``r<i>``) with their types, ``keys`` the
+    (left, right) column pairs that must be equal, ``residual`` the rest of the ``on``
+    condition."""
 
     windows: tuple[tuple[str, int], tuple[str, int]]
     columns: tuple[tuple[str, AttrType], ...]
