@@ -274,6 +274,8 @@ class GroupRunner:
             metadata = json.loads(path.read_text(encoding="utf-8"))
             metadata["id"] = str(uuid.uuid4())
             path.write_text(json.dumps(metadata), encoding="utf-8")
+            # Hadoop's checksum of the old text would fail the read (a missing one is fine)
+            path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
 
     # -- on-demand queries ---------------------------------------------------------------
 
