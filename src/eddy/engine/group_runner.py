@@ -331,10 +331,11 @@ class GroupRunner:
 
     def _raise_if_failed(self) -> None:
         assert self._query is not None
-        error = self._query.exception()
+        active = self._query.isActive  # first: a query that failed is inactive once its
+        error = self._query.exception()  # error is set, so an inactive one shows it here
         if error is not None:
             raise RuntimeError(f"group {self.name} failed: {error}")
-        if not self._query.isActive:
+        if not active:
             raise RuntimeError(f"group {self.name} was stopped")
 
     def _completed_offsets(self) -> Offsets | None:
