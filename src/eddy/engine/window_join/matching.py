@@ -104,7 +104,7 @@ def process(spec: WindowJoinSpec, windows: Windows,
     # before[s][i]: how many of side s's events came before batch row i
     before = [held[s] + np.cumsum(entering & (side == s)) - (entering & (side == s))
               for s in (0, 1)]
-    heads, after = _heads(spec, windows, ts, side, rows, before, times)
+    heads, after = _heads(spec, windows, ts, rows, before, times)
     groups = key_groups(np.zeros(totals[0] + totals[1], np.int64),
                         [events[0][a] for a, _ in spec.keys],
                         [events[1][b] for _, b in spec.keys])
@@ -136,20 +136,14 @@ class _After:
     timers: list[list[int]]
 
 
-def _heads(spec: WindowJoinSpec, windows: Windows, ts: Array, side: Array, rows: list[Array],
+def _heads(spec: WindowJoinSpec, windows: Windows, ts: Array, rows: list[Array],
            before: list[Array], times: list[Array]) -> tuple[list[Array], _After]:
     """Per side, the head of the other side's window when each of its events arrives, and
     where the batch leaves the windows."""
-    kinds = [kind for kind, _ in spec.windows]
-    if "time" not in kinds:  # the last n: arithmetic
-        heads = [np.maximum(before[1 - s][rows[s]] - spec.windows[1 - s][1], 0)
-                 for s in (0, 1)]
-        totals = [len(times[s]) for s in (0, 1)]
-        return heads, _After([max(0, totals[s] - spec.windows[s][1]) for s in (0, 1)],
-                             windows.clock, list(windows.last), [[], []])
-    if _in_time_order(spec, windows, ts):
+    if all(kind == "length" for kind, _ in spec.windows) or \
+            _in_time_order(spec, windows, ts):  # length windows: arithmetic, in any order
         return _search_heads(spec, windows, ts, rows, before, times)
-    return _walk_heads(spec, windows, ts, side, rows, times)
+    return _walk_heads(spec, windows, ts, rows, times)
 
 
 def _in_time_order(spec: WindowJoinSpec, windows: Windows, ts: Array) -> bool:
@@ -172,7 +166,7 @@ def _in_time_order(spec: WindowJoinSpec, windows: Windows, ts: Array) -> bool:
 def _search_heads(spec: WindowJoinSpec, windows: Windows, ts: Array, rows: list[Array],
                   before: list[Array],
                   times: list[Array]) -> tuple[list[Array], _After]:
-    clock = max(windows.clock, int(ts[-1])) if len(ts) else windows.clock
+    clock = max(windows.clock, int(ts.max())) if len(ts) else windows.clock
     heads: list[Array] = []
     for s in (0, 1):
         kind, size = spec.windows[1 - s]
@@ -193,8 +187,8 @@ def _search_heads(spec: WindowJoinSpec, windows: Windows, ts: Array, rows: list[
     return heads, after
 
 
-def _walk_heads(spec: WindowJoinSpec, windows: Windows, ts: Array, side: Array,
-                rows: list[Array], times: list[Array]) -> tuple[list[Array], _After]:
+def _walk_heads(spec: WindowJoinSpec, windows: Windows, ts: Array, rows: list[Array],
+                times: list[Array]) -> tuple[list[Array], _After]:
     """The windows' queues, clock and timers followed row by row, as the runtime runs them
     (``Context.advance``, ``TimeWindow.process``)."""
     kinds = [kind for kind, _ in spec.windows]
