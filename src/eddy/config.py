@@ -354,6 +354,9 @@ class EddySettings(_Block):
     """Seconds between writes to the ``METRIC_*`` tables (WSO2's ``pollingPeriod``)."""
     sourceMaxBehindS: float = Field(default=30, gt=0)
     """Seconds an app may lag behind its HTTP sources' events before they answer 503."""
+    realTimeBatchS: float | None = Field(default=None, gt=0)
+    """Run apps whose queries are all stateless in Spark's real-time mode, checkpointing
+    every this many seconds (e.g. 300); unset: every app runs in micro-batches."""
 
 
 class DeploymentYaml(_Block):

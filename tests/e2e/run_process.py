@@ -26,10 +26,12 @@ def listening(port: int) -> bool:
 
 
 class EddyRun:
-    """One ``eddy run APP --data-dir DIR [--bus URL]`` process; stdout/stderr go to files."""
+    """One ``eddy run APP --data-dir DIR [--bus URL] [--real-time S]`` process;
+    stdout/stderr go to files."""
 
-    def __init__(self, app: Path, data: Path, bus: str | None = None) -> None:
-        self.app, self.data, self.bus = app, data, bus
+    def __init__(self, app: Path, data: Path, bus: str | None = None,
+                 real_time_s: float | None = None) -> None:
+        self.app, self.data, self.bus, self.real_time_s = app, data, bus, real_time_s
         self.stdout = data.parent / f"{data.name}.stdout"
         self.stderr = data.parent / f"{data.name}.stderr"
         self.process: subprocess.Popen[bytes] | None = None
@@ -40,6 +42,8 @@ class EddyRun:
                    "--data-dir", str(self.data)]
         if self.bus is not None:
             command += ["--bus", self.bus]
+        if self.real_time_s is not None:
+            command += ["--real-time", str(self.real_time_s)]
         env = {**os.environ, "PYTHONPATH": str(SRC), "PYTHONUNBUFFERED": "1"}
         self.starts += 1
         with open(self.stdout, "ab") as out, open(self.stderr, "ab") as err:

@@ -6,7 +6,8 @@ batches of 1,000-10,000 events, each with an ``Idempotency-Key``; the eddy proce
 send, and at a random moment while the sink publishes — and each time started again on the
 same data folder; the client re-sends only the POSTs that were not acknowledged. Every
 event must then arrive at the NATS target exactly once, with its content — with the SQLite
-bus and with the NATS bus.
+bus and with the NATS bus, and with the app in real-time mode (``--real-time``, checkpoints
+every 2 s, so that the crashes fall both after and in the middle of a checkpoint interval).
 
 ``EDDY_E2E_EVENTS`` sets the number of events (default 50,000 to keep CI short; the issue's
 check is 1,000,000: ``EDDY_E2E_EVENTS=1000000``, figures in bench/RESULTS.md).
@@ -152,9 +153,11 @@ def nats_up() -> None:
         pytest.skip("no NATS server on 127.0.0.1:4222")
 
 
-@pytest.mark.parametrize("bus", ["sqlite", "nats"])
+@pytest.mark.parametrize(("bus", "real_time_s"),
+                         [("sqlite", None), ("nats", None), ("sqlite", 2.0)],
+                         ids=["sqlite", "nats", "sqlite-real-time"])
 def test_every_acknowledged_event_reaches_the_nats_sink_exactly_once_across_sigkill(
-        bus: str, tmp_path: Path, nats_up: None) -> None:
+        bus: str, real_time_s: float | None, tmp_path: Path, nats_up: None) -> None:
     run_id = uuid.uuid4().hex[:8]
     app, stream = f"E2e{run_id}", f"EDDYE2E{run_id}"
     subject = f"eddy-e2e.{run_id}"
@@ -162,7 +165,7 @@ def test_every_acknowledged_event_reaches_the_nats_sink_exactly_once_across_sigk
     path = tmp_path / f"{app}.siddhi"
     path.write_text(APP.format(app=app, port=port, subject=subject, nats=NATS_URL))
     asyncio.run(_target("create", stream, subject))
-    eddy = EddyRun(path, tmp_path / "data", NATS_URL if bus == "nats" else None)
+    eddy = EddyRun(path, tmp_path / "data", NATS_URL if bus == "nats" else None, real_time_s)
     started = time.monotonic()
     try:
         eddy.start()
@@ -197,6 +200,7 @@ def test_every_acknowledged_event_reaches_the_nats_sink_exactly_once_across_sigk
         ids = [e["id"] for e in events]
         assert len(ids) == EVENTS and sorted(ids) == list(range(EVENTS))
         assert all(e["temp2"] == e["id"] * 1.0 for e in events)  # (id * 0.5) * 2
+        assert ("runs in real-time mode" in eddy.tail()) == (real_time_s is not None)
         print(f"{bus}: {EVENTS} events, killed at (acknowledged, at the sink) {first} and "
               f"{second}, "
               f"{client.failures} POSTs re-sent, all out in {elapsed:.1f} s")

@@ -28,7 +28,9 @@ from eddy.engine.bus_source import (
     GroupInput,
     admit,
     ordered_rows,
+    register_bus_source,
 )
+from eddy.engine.data_sources import RUNNER_ENV_KEYS
 from eddy.engine.group_runner import GroupRunner, GroupTopics, output_events
 from eddy.engine.layout import InputLayout
 from eddy.lang import check
@@ -134,6 +136,28 @@ def test_events_on_input_topics_come_out_on_output_topics(spark: Any, bus_url: s
     assert runner.status().state == "stopped"
     with pytest.raises(ValueError, match="another app text"):
         _runner(spark, bus_url, tmp_path / "checkpoint", app=FILTER_APP).start()
+
+
+def test_a_query_start_leaves_the_sources_shared_env_map_as_it_was(spark: Any, bus_url: str,
+                                                                   bus: Bus,
+                                                                   tmp_path: Path) -> None:
+    """Spark's streaming source runner puts keys into the env map that every query of a Python
+    source shares and serialises into its tasks. Added at registration, a query start only
+    replaces their values, so no task is serialised while the map changes shape
+    (:mod:`eddy.engine.data_sources`; the race failed a restarted worker's tasks)."""
+    register_bus_source(spark)
+    env = (spark._jsparkSession.sessionState().dataSourceManager()
+           .lookupDataSource("eddy-bus").dataSourceCls().envVars())
+    registered = set(env.keySet())
+    assert set(RUNNER_ENV_KEYS) <= registered
+    runner = _runner(spark, bus_url, tmp_path / "checkpoint", app=FILTER_APP)
+    runner.start()
+    try:
+        bus.append("Temp", _temp(TEMPS[:3]))
+        assert runner.await_idle(WAIT_S)
+    finally:
+        runner.stop()
+    assert set(env.keySet()) == registered
 
 
 def test_restart_and_crash_mid_batch_resume_exactly(spark: Any, bus_url: str, bus: Bus,

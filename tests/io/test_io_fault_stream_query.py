@@ -123,3 +123,24 @@ def test_spark_runs_the_join_and_the_pattern_on_the_fault_stream(spark: object) 
         (1001, [1, reason, 2.5]), (1003, [1, reason, 4.5])]
     assert [(e["timestamp"], e["data"]) for e in result.streams["Followed"]] == [
         (1001, [1, reason, 2.5])]
+
+
+def test_spark_runs_a_plain_query_on_the_fault_stream_natively(spark: object) -> None:
+    """``from !S[…] select …`` compiles to Spark SQL like any stateless query (a stateless
+    app with a fault stream can run in real-time mode), with the runtime's outputs."""
+    from eddy.engine.layout import input_layout
+    from eddy.engine.native import plan_native
+    from eddy.engine.replay import replay
+
+    analyzed = check(APP)
+    assert len(plan_native(analyzed, input_layout(analyzed)).ids) == 2
+    error = {"message": "attribute 'temp' is missing", "payload": "{\"roomNo\": 7}"}
+    inputs = [{"stream": "TempStream", "timestamp": 1000, "data": [1, 45.0]},
+              {"stream": "!TempStream", "timestamp": 1001, "data": [7, None, error]},
+              {"stream": "!TempStream", "timestamp": 1002, "data": [-3, None, error]},
+              {"stream": "!TempStream", "timestamp": 1003, "data": [None, 1.5, error]}]
+    result = replay(APP, inputs, batch_size=0)
+    reason = json.dumps(error)
+    assert [(e["timestamp"], e["data"]) for e in result.streams["Bad"]] == [
+        (1001, [7, reason]), (1003, [None, reason])]
+    assert [e["data"] for e in result.streams["Alerts"]] == [[1, 45.0]]

@@ -210,3 +210,24 @@ def test_default_credentials_beyond_loopback_refuse_to_start() -> None:
 def test_an_unreadable_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_real_time_mode_is_off_unless_configured(tmp_path: Path) -> None:
+    assert parse_config("", Path("d.yaml")).model.eddy.realTimeBatchS is None
+    config = parse_config("eddy:\n  realTimeBatchS: 300\n", Path("d.yaml"))
+    assert config.model.eddy.realTimeBatchS == 300
+    [fault] = faults("eddy:\n  realTimeBatchS: 0\n")
+    assert fault.startswith("/etc/eddy/deployment.yaml:2: eddy.realTimeBatchS: ")
+
+
+def test_real_time_batches_end_before_each_persisting() -> None:
+    from eddy.node.worker import real_time_batch_s
+
+    def batch_s(text: str) -> float | None:
+        return real_time_batch_s(parse_config(text, Path("d.yaml")))
+
+    assert batch_s("eddy:\n  realTimeBatchS: 300\n") == 300
+    persisted = "state.persistence:\n  enabled: true\n  intervalInMin: {}\n"
+    assert batch_s("eddy:\n  realTimeBatchS: 300\n" + persisted.format(1)) == 30
+    assert batch_s("eddy:\n  realTimeBatchS: 300\n" + persisted.format(60)) == 300
+    assert batch_s(persisted.format(1)) is None

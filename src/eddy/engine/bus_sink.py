@@ -124,8 +124,7 @@ class BusSink:
         for stream in sorted(tables):
             self.bus.append(self.outputs[stream].topic, tables[stream], producer=producer,
                             batch_id=batch_id)
-            self.stats.events[stream] = self.stats.events.get(stream, 0) + tables[stream].num_rows
-        self._count_queries(rows)
+        self.count(rows, tables)
         self.stats.batches += 1
         self.stats.last_batch_id = batch_id
         if self.on_output is not None:
@@ -135,6 +134,13 @@ class BusSink:
             if found:
                 self.stats.failed_queries += sum(a.error is not None for a in found)
                 self.on_answers(found)
+
+    def count(self, rows: pa.Table, tables: dict[str, pa.Table]) -> None:
+        """Adds the events appended per stream (``tables``, as :meth:`tables` made them of
+        ``rows``) and the rows each query emitted to the stats."""
+        for stream, table in tables.items():
+            self.stats.events[stream] = self.stats.events.get(stream, 0) + table.num_rows
+        self._count_queries(rows)
 
     def _count_queries(self, rows: pa.Table) -> None:
         if not rows.num_rows:

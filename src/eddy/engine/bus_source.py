@@ -73,6 +73,7 @@ from pyspark.sql.types import StructType
 from eddy.bus import SEQ as BUS_SEQ
 from eddy.bus import TS as BUS_TS
 from eddy.bus import Bus, open_bus
+from eddy.engine.data_sources import register_data_source
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
 from eddy.lang.ast import Attribute, AttrType
 
@@ -198,6 +199,27 @@ def admit(bus: Bus, inputs: GroupInput, start: Offsets, end: Offsets,
     return admitted
 
 
+def initial_positions(bus: Bus, inputs: GroupInput, consumer: str,
+                      starting: str = "committed") -> Offsets:
+    """Where ``consumer`` starts reading the group's topics: its committed positions, else
+    ``starting`` (earliest or latest), within what the bus holds; committed at once so
+    retention keeps what the group has yet to read, and so that asking again (Spark does
+    after a crash in the first batch) gives the same answer."""
+    offsets: Offsets = {}
+    for _, topic in inputs.topics:
+        first, ends = bus.start_offsets(topic), bus.end_offsets(topic)
+        fallback = ends if starting == "latest" else first
+        positions = []
+        for p in range(len(ends)):
+            committed = bus.committed(consumer, topic, p)
+            position = fallback[p] if committed is None else committed
+            positions.append(min(max(position, first[p]), ends[p]))
+            if committed != positions[-1]:
+                bus.commit(consumer, topic, p, positions[-1])
+        offsets[topic] = positions
+    return offsets
+
+
 # -- the reader --------------------------------------------------------------------------
 
 
@@ -241,19 +263,7 @@ class BusStreamReader(DataSourceStreamReader):
         after a crash in the first batch) gives the same answer."""
         bus = self._bus()
         self._check_schemas(bus)
-        offsets: Offsets = {}
-        for _, topic in self.inputs.topics:
-            first, ends = bus.start_offsets(topic), bus.end_offsets(topic)
-            fallback = ends if self.starting == "latest" else first
-            positions = []
-            for p in range(len(ends)):
-                committed = bus.committed(self.consumer, topic, p)
-                position = fallback[p] if committed is None else committed
-                positions.append(min(max(position, first[p]), ends[p]))
-                if committed != positions[-1]:
-                    bus.commit(self.consumer, topic, p, positions[-1])
-            offsets[topic] = positions
-        return offsets
+        return initial_positions(bus, self.inputs, self.consumer, self.starting)
 
     def _check_schemas(self, bus: Bus) -> None:
         """Fails the query (once, at its start or restart) if a topic's events do not have
@@ -438,7 +448,7 @@ def ordered_rows(bus: Bus, inputs: GroupInput, task: BatchSlice) -> pa.Table:
         events = bus.read_table(topic, p, start, end)
         stream = layout.streams[index][0]
         assert streams[stream] == topic
-        pieces.append(_widen(events, layout, index, schema))
+        pieces.append(widen(events, layout, index, schema))
         ts = events.column(BUS_TS).to_numpy()
         n = events.num_rows
         keys.append((np.maximum.accumulate(ts) if n else ts, np.full(n, index, np.int64),
@@ -452,7 +462,7 @@ def ordered_rows(bus: Bus, inputs: GroupInput, task: BatchSlice) -> pa.Table:
     return rows.set_column(0, schema.field(SEQ), seqs)
 
 
-def _widen(events: pa.Table, layout: InputLayout, index: int, schema: pa.Schema) -> pa.Table:
+def widen(events: pa.Table, layout: InputLayout, index: int, schema: pa.Schema) -> pa.Table:
     """One topic's events (``_seq``, ``_ts``, attributes) in the group's wide layout."""
     n = events.num_rows
     stream, attributes = layout.streams[index]
@@ -492,16 +502,9 @@ class BusDataSource(DataSource):
         return BusStreamReader(dict(self.options))
 
 
-_registered: set[int] = set()
-_register_lock = threading.Lock()
-
-
 def register_bus_source(spark: SparkSession) -> None:
     """Makes ``format("eddy-bus")`` known to ``spark`` (once per session)."""
-    with _register_lock:
-        if id(spark) not in _registered:
-            spark.dataSource.register(BusDataSource)
-            _registered.add(id(spark))
+    register_data_source(spark, BusDataSource)
 
 
 def read_group_input(spark: SparkSession, url: str, inputs: GroupInput, consumer: str, *,

@@ -71,7 +71,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         app_text = substitute(app_text, args.app)
         if args.input is None:
             return run_connected(app_text, args.app, bus_url=args.bus,
-                                 data_dir=Path(args.data_dir) if args.data_dir else None)
+                                 data_dir=Path(args.data_dir) if args.data_dir else None,
+                                 real_time_batch_ms=_batch_ms(args.real_time))
         return run_app(app_text, args.app, args.input, follow=args.follow)
     except SiddhiAppError as error:
         print(error.with_source(app_text, args.app).render(), file=sys.stderr)
@@ -107,4 +108,17 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     run.add_argument("--bus", default=None, metavar="URL",
                      help="without --input: the bus (default: SQLite under --data-dir; "
                           "nats://127.0.0.1:4222 for NATS JetStream)")
+    run.add_argument("--real-time", type=float, default=None, metavar="SECONDS",
+                     help="without --input: run an app whose queries are all stateless in "
+                          "Spark's real-time mode (each event processed as it arrives, "
+                          "milliseconds instead of micro-batches), checkpointing every "
+                          "SECONDS (e.g. 300); other apps keep running in micro-batches")
     run.set_defaults(func=cmd_run)
+
+
+def _batch_ms(seconds: float | None) -> int | None:
+    if seconds is None:
+        return None
+    if seconds <= 0:
+        raise SystemExit("eddy run: --real-time takes a positive number of seconds")
+    return max(1, round(seconds * 1000))

@@ -11,7 +11,8 @@ What is counted where:
   reached its output topics;
 * **rates**: the change of those totals between two readings, per second;
 * **micro-batch latency**: over Spark's recent progress reports of batches with input (a
-  query runs inside its group's micro-batch, so a query's latency is its group's);
+  query runs inside its group's micro-batch, so a query's latency is its group's); none
+  in real-time mode, where a batch is a checkpoint interval (:mod:`.realtime`);
 * **state**: rows and bytes in Spark's state store, from the last progress report;
 * **errors**: on-demand queries that failed while running.
 

@@ -105,6 +105,14 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     return outputs
 
 
+def stateless_group(analyzed: AnalyzedApp, layout: InputLayout) -> bool:
+    """Whether every query of the group compiles to Spark SQL (:mod:`eddy.engine.native`)
+    and the group keeps no state: what Spark's real-time mode can run."""
+    native = plan_native(analyzed, layout)
+    return (len(native.ids) == len(analyzed.queries) and not _has_state(analyzed)
+            and not _aggregation_inputs(analyzed))
+
+
 def _state_key(analyzed: AnalyzedApp, rest: list[QueryInfo], layout: InputLayout) -> Column:
     """The runtime's state key: one, or a bucket of the partition value when the runtime's
     queries may run split by it (:mod:`eddy.engine.runtime.partition_buckets`), so that

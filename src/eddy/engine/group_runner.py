@@ -48,11 +48,18 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from eddy.bus import Bus, TopicSpec, open_bus
 from eddy.engine.bus_sink import BusSink, OutputCallback, OutputStream, SinkStats
-from eddy.engine.bus_source import GroupInput, Offsets, read_group_input
+from eddy.engine.bus_source import GroupInput, Offsets, initial_positions, read_group_input
 from eddy.engine.group_metrics import GroupMetrics
-from eddy.engine.group_query import compile_group
+from eddy.engine.group_query import compile_group, stateless_group
 from eddy.engine.heartbeat import Heartbeat, needs_heartbeat, tick_topic_spec
 from eddy.engine.layout import STORE_STREAM, TICK_STREAM, input_layout
+from eddy.engine.realtime import (
+    TASK_SLOTS,
+    Bridge,
+    bridge_source,
+    real_time_refusal,
+    start_real_time,
+)
 from eddy.engine.session import get_spark
 from eddy.engine.store_requests import Records, StoreRequests
 from eddy.lang import AnalyzedApp, check
@@ -60,6 +67,11 @@ from eddy.lang.on_demand import check_on_demand
 
 log = logging.getLogger("eddy.engine.group_runner")
 _POLL_S = 0.05
+REAL_TIME_CHECKPOINT = "spark-rt"
+"""The checkpoint of the group's real-time query, apart from its micro-batch query's: the
+two run different sources, and switching between them resumes from the bus positions."""
+MIN_BATCH_MS = "spark.sql.streaming.realTimeMode.minBatchDuration"
+SPARK_MIN_BATCH_MS = 5000
 STORE_QUERY_TIMEOUT_S = 60.0
 # The sink's counters per checkpoint, so a group's figures grow across the restarts of its
 # query in this process (a backup or restore restarts it) instead of falling back to zero.
@@ -110,6 +122,7 @@ class RunnerStatus:
     busy: bool = False
     """Whether a micro-batch with new data is being run right now."""
     error: str | None = None
+    mode: Literal["micro-batch", "real-time"] = "micro-batch"
 
 
 class GroupRunner:
@@ -129,7 +142,7 @@ class GroupRunner:
                  trigger_interval: str = "0 seconds", max_rows_per_batch: int = 0,
                  topic_partitions: int = 1, topic_prefix: str = "",
                  on_output: OutputCallback | None = None, filename: str | None = None,
-                 heartbeat: bool = True) -> None:
+                 heartbeat: bool = True, real_time_batch_ms: int | None = None) -> None:
         self.app_text = app_text
         self.analyzed = check(app_text, filename)
         self.bus_url = bus_url
@@ -153,6 +166,8 @@ class GroupRunner:
         """The topic of the group's wall-clock heartbeat (:mod:`eddy.engine.heartbeat`),
         None when the group has no timers to fire without input."""
         self._heartbeat: Heartbeat | None = None
+        self.real_time_batch_ms = real_time_batch_ms
+        self._bridge: Bridge | None = None
         self._metrics = GroupMetrics(self.analyzed,
                                      {s: topic_prefix + s for s in self.topics.inputs})
 
@@ -207,17 +222,21 @@ class GroupRunner:
         if self.tick_topic is not None:
             topics.append((TICK_STREAM, self.tick_topic))
         inputs = GroupInput(layout, tuple(topics))
-        source = read_group_input(spark, self.bus_url, inputs, self.name,
-                                  max_rows_per_batch=self.max_rows_per_batch)
-        outputs = compile_group(self.app_text, source, layout)
         self._sink = BusSink(self._bus, self.topics.outputs, self.topics.queries, self.name,
                              on_output=self.on_output, on_answers=self._requests.resolve,
                              stats=_stats.setdefault(self.checkpoint_dir.resolve(),
                                                      SinkStats()))
-        self._query = (outputs.writeStream.foreachBatch(self._sink)
-                       .trigger(processingTime=self.trigger_interval)
-                       .option("checkpointLocation", str(self.checkpoint_dir / "spark"))
-                       .queryName(f"eddy:{self.name}").start())
+        self._query = None
+        if self.real_time_batch_ms is not None:
+            self._query = self._try_real_time(spark, inputs, self.real_time_batch_ms)
+        if self._query is None:
+            source = read_group_input(spark, self.bus_url, inputs, self.name,
+                                      max_rows_per_batch=self.max_rows_per_batch)
+            outputs = compile_group(self.app_text, source, layout)
+            self._query = (outputs.writeStream.foreachBatch(self._sink)
+                           .trigger(processingTime=self.trigger_interval)
+                           .option("checkpointLocation", str(self.checkpoint_dir / "spark"))
+                           .queryName(f"eddy:{self.name}").start())
         self._sink.bind(str(self._query.id))
         self._positions = _CommitPositions(self.bus_url, self.name, str(self._query.id))
         spark.streams.addListener(self._positions)
@@ -225,6 +244,48 @@ class GroupRunner:
             self._heartbeat = Heartbeat(self._bus, self.tick_topic,
                                         [self.input_topic(s) for s in self.topics.inputs])
             self._heartbeat.start()
+
+    def real_time_refusal(self, spark: SparkSession) -> str | None:
+        """Why the group cannot run in real-time mode (:mod:`eddy.engine.realtime`), or None
+        when it can: only groups whose queries are all stateless do."""
+        if self.tick_topic is not None or self.topics.store is not None \
+                or not stateless_group(self.analyzed, self._layout):
+            return "it has stateful queries (windows, patterns, joins, tables, aggregations)"
+        return real_time_refusal(spark)
+
+    def _try_real_time(self, spark: SparkSession, inputs: GroupInput,
+                       batch_ms: int) -> StreamingQuery | None:
+        """Starts the group in real-time mode, or says in the log why it runs in
+        micro-batches instead and returns None."""
+        assert self._bus is not None and self._sink is not None
+        refusal = self.real_time_refusal(spark)
+        if refusal is None and not TASK_SLOTS.reserve(spark):
+            refusal = ("its long-running task would take the session's last task slot, "
+                       "which its other queries need (raise the slots with spark.master "
+                       "local[N])")
+        if refusal is not None:
+            log.info("group %s runs in micro-batches, not in real time: %s", self.name, refusal)
+            return None
+        if batch_ms < SPARK_MIN_BATCH_MS:  # Spark's lower bound guards production, no more
+            spark.conf.set(MIN_BATCH_MS, f"{batch_ms}ms")
+        self._bridge = Bridge(self.bus_url, inputs, self._sink, self.name,
+                              initial_positions(self._bus, inputs, self.name))
+        try:
+            self._bridge.start()
+            source = bridge_source(spark, self._bridge)
+            outputs = compile_group(self.app_text, source, self._layout)
+            query = start_real_time(outputs, self._bridge,
+                                    checkpoint=str(self.checkpoint_dir / REAL_TIME_CHECKPOINT),
+                                    name=f"eddy:{self.name}",
+                                    batch_duration=f"{batch_ms} milliseconds")
+        except BaseException:
+            self._bridge.stop()
+            self._bridge = None
+            TASK_SLOTS.release()
+            raise
+        log.info("group %s runs in real-time mode, checkpointing every %.1f s", self.name,
+                 batch_ms / 1000)
+        return query
 
     def _claim_checkpoint(self) -> None:
         """Refuses a checkpoint written for another app or group: its offsets and state
@@ -254,6 +315,10 @@ class GroupRunner:
             self._positions = None
         if self._query is not None:
             self._query.stop()
+        if self._bridge is not None:
+            self._bridge.stop()
+            self._bridge = None
+            TASK_SLOTS.release()
         if self._bus is not None:
             self._bus.close()
             self._bus = None
@@ -269,13 +334,14 @@ class GroupRunner:
         as duplicates. So the restored checkpoint gets a new query id: Spark keeps it in
         ``spark/metadata`` (JSON with ``id``), which exists whenever the offset log does.
         """
-        path = Path(checkpoint_dir) / "spark" / "metadata"
-        if path.is_file():
-            metadata = json.loads(path.read_text(encoding="utf-8"))
-            metadata["id"] = str(uuid.uuid4())
-            path.write_text(json.dumps(metadata), encoding="utf-8")
-            # Hadoop's checksum of the old text would fail the read (a missing one is fine)
-            path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
+        for spark_dir in ("spark", REAL_TIME_CHECKPOINT):
+            path = Path(checkpoint_dir) / spark_dir / "metadata"
+            if path.is_file():
+                metadata = json.loads(path.read_text(encoding="utf-8"))
+                metadata["id"] = str(uuid.uuid4())
+                path.write_text(json.dumps(metadata), encoding="utf-8")
+                # Hadoop's checksum of the old text would fail the read (a missing one is fine)
+                path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
 
     # -- on-demand queries ---------------------------------------------------------------
 
@@ -339,6 +405,8 @@ class GroupRunner:
             raise RuntimeError(f"group {self.name} was stopped")
 
     def _completed_offsets(self) -> Offsets | None:
+        if self._bridge is not None:  # real time: batches end only every few minutes
+            return self._bridge.completed()
         progress: Any = self._query.lastProgress if self._query is not None else None
         if not progress or not progress["sources"]:
             return None
@@ -362,13 +430,19 @@ class GroupRunner:
             sink.stats.failed_queries if sink else 0,
             busy=bool(query.isActive and query.status["isTriggerActive"]
                       and query.status["isDataAvailable"]),
-            error=None if error is None else str(error))
+            error=None if error is None else str(error), mode=self.mode)
+
+    @property
+    def mode(self) -> Literal["micro-batch", "real-time"]:
+        """How the group's query runs now (:mod:`eddy.engine.realtime`)."""
+        return "real-time" if self._bridge is not None else "micro-batch"
 
     def metrics(self) -> dict[str, float]:
         """The group's figures now, per app and per query (:mod:`.group_metrics`)."""
         status = self.status()
-        progress: list[Any] = list(self._query.recentProgress) if self._query is not None \
-            else []
+        # A real-time batch is a checkpoint interval, not a latency: no batch figures.
+        progress: list[Any] = list(self._query.recentProgress) \
+            if self._query is not None and self._bridge is None else []
         offsets = status.input_offsets or self._committed_offsets()
         return self._metrics.read(offsets, status.events_out, status.query_events, progress,
                                   status.failed_queries)

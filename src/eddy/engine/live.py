@@ -216,7 +216,8 @@ def app_bus_url(bus_url: str | None, data_dir: Path, app: str) -> str:
 def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
                   bus_url: str | None = None, err: TextIO = sys.stderr,
                   status_interval_s: float = 5.0,
-                  max_rows_per_batch: int = MAX_ROWS_PER_BATCH) -> int:
+                  max_rows_per_batch: int = MAX_ROWS_PER_BATCH,
+                  real_time_batch_ms: int | None = None) -> int:
     """Runs the app with its own ``@source``s and ``@sink``s until Ctrl-C (or SIGTERM).
 
     State lives under ``data_dir`` (default ``eddy-data/run/<app>``): the SQLite bus (unless
@@ -227,7 +228,8 @@ def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
 
     A micro-batch takes at most ``max_rows_per_batch`` input events, so a backlog (after a
     restart, or a burst) is worked off in bounded steps instead of one batch the driver
-    cannot hold.
+    cannot hold. With ``real_time_batch_ms`` a stateless app runs in Spark's real-time mode
+    (:mod:`eddy.engine.realtime`), checkpointing every that many milliseconds.
     """
     import logging
     import signal
@@ -243,7 +245,8 @@ def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
     url = app_bus_url(bus_url, data, analyzed.name)
     _log_to(err)
     runner = GroupRunner(app_text, url, data / "checkpoint", topic_prefix=f"{analyzed.name}.",
-                         filename=filename, max_rows_per_batch=max_rows_per_batch)
+                         filename=filename, max_rows_per_batch=max_rows_per_batch,
+                         real_time_batch_ms=real_time_batch_ms)
     connectors = AppConnectors(analyzed, url, IoConfig(state_dir=data / "io"),
                                lag_consumer=runner.name)
 
@@ -258,7 +261,8 @@ def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
             where = getattr(source, "url", None)
             print(f"{source.describe()}: {where or 'started'}", file=err, flush=True)
         runner.start()
-        print(f"{analyzed.name} running on Spark (bus {url}, data {data}); Ctrl-C stops",
+        print(f"{analyzed.name} running on Spark ({runner.mode}; bus {url}, data {data}); "
+              f"Ctrl-C stops",
               file=err, flush=True)
         last = None
         while True:
@@ -270,8 +274,8 @@ def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
                 break
             out = sum(state.events_out.values())
             if status_interval_s > 0 and out != last:
-                print(f"batch {state.last_batch_id}: {out} events out since start", file=err,
-                      flush=True)
+                where = "" if state.last_batch_id is None else f"batch {state.last_batch_id}: "
+                print(f"{where}{out} events out since start", file=err, flush=True)
                 last = out
     except KeyboardInterrupt:
         print("stopping…", file=err, flush=True)

@@ -36,7 +36,7 @@ def _shape_is_stateless(info: QueryInfo) -> bool:
     source = query.input
     return (info.partition is None
             and isinstance(source, ast.SingleInputStream)
-            and not source.inner and not source.fault
+            and not source.inner
             and all(isinstance(h, ast.Filter) for h in source.handlers)
             and not info.aggregates and not selector.group_by and selector.having is None
             and not selector.order_by and selector.limit is None and selector.offset is None

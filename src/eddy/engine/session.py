@@ -24,6 +24,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from eddy.engine.jvm import bridge_jar
+
 ENV_PREFIX = "EDDY_SPARK_"
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _JAVA_OPTS = "spark.driver.extraJavaOptions"
@@ -135,6 +137,18 @@ def effective_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
     return merged
 
 
+def _with_eddy_jar(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` with eddy's JVM classes (:mod:`eddy.engine.jvm`) on the driver's class
+    path and shipped to executors, next to any jars the user configured."""
+    jar = bridge_jar()
+    if jar is None:
+        return settings
+    result = dict(settings)
+    for key, separator in (("spark.driver.extraClassPath", os.pathsep), ("spark.jars", ",")):
+        result[key] = separator.join(filter(None, (result.get(key), str(jar))))
+    return result
+
+
 def _prepare_environment() -> None:
     """Run Python workers on this interpreter (not another version) and bind to loopback."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -157,7 +171,8 @@ def get_spark(conf: Mapping[str, str] | None = None, app_name: str = "eddy") -> 
                     _session.conf.set(key, value)
             return _session
         _prepare_environment()
-        settings: dict[str, str | int | float | bool | None] = {**effective_conf(conf)}
+        settings: dict[str, str | int | float | bool | None] = {
+            **_with_eddy_jar(effective_conf(conf))}
         builder = SparkSession.builder.appName(app_name).config(map=settings)
         _session = builder.getOrCreate()
         _session.sparkContext.setLogLevel("WARN")  # also when a user's log4j2 config is in effect

@@ -19,7 +19,6 @@ change), and operators keyed by hash buckets still expire by the stream's clock.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +32,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
+from eddy.engine.data_sources import register_data_source
 from eddy.engine.layout import CLOCK, STREAM, TS
 
 FORMAT = "eddy-spool"
@@ -213,13 +213,6 @@ def _cores() -> int:
         else os.cpu_count() or 1
 
 
-_registered: set[int] = set()
-_register_lock = threading.Lock()
-
-
 def register_sources(spark: SparkSession) -> None:
     """Makes ``format("eddy-spool")`` known to ``spark`` (once per session)."""
-    with _register_lock:
-        if id(spark) not in _registered:
-            spark.dataSource.register(SpoolDataSource)
-            _registered.add(id(spark))
+    register_data_source(spark, SpoolDataSource)

@@ -10,6 +10,9 @@ not processed: the bus timestamp of the event at the query's committed consumer 
 query commits its position as each micro-batch completes
 (:class:`~eddy.engine.group_runner.GroupRunner`), so an idle app is not mistaken for a
 lagging one. A query that never committed is behind from the topic's first retained event.
+A query in real-time mode commits only every few minutes (when Spark checkpoints), and
+reports how far it has got in between under :func:`progress_consumer`; the further of the
+two positions counts.
 """
 
 from __future__ import annotations
@@ -22,6 +25,13 @@ from eddy.bus import TS, Bus
 
 DEFAULT_TTL_S = 0.25
 """How long one measurement is reused: it costs a few bus queries, a request costs less."""
+
+
+def progress_consumer(consumer: str) -> str:
+    """The consumer under which a query reports positions it reached between its commits
+    (outputs stored, not yet checkpointed); retention ignores it, being never behind the
+    query's own position."""
+    return f"{consumer}/progress"
 
 
 class ConsumerLag:
@@ -52,8 +62,10 @@ class ConsumerLag:
         starts, ends = bus.start_offsets(topic), bus.end_offsets(topic)
         oldest: int | None = None
         for p, (start, end) in enumerate(zip(starts, ends)):
-            committed = bus.committed(self.consumer, topic, p)
-            position = start if committed is None else max(committed, start)
+            committed = [c for c in (bus.committed(self.consumer, topic, p),
+                                     bus.committed(progress_consumer(self.consumer), topic, p))
+                         if c is not None]
+            position = max([start, *committed])
             if position >= end:
                 continue
             ts = bus.read_table(topic, p, position, position + 1).column(TS)[0].as_py()

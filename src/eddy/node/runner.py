@@ -110,7 +110,7 @@ class GroupRunnerAdapter:
     """:class:`AppRunner` over the engine's ``GroupRunner``; the app's topics are
     ``<app>.<stream>``, as ``eddy explain`` names them, so apps on one bus stay apart."""
 
-    def __init__(self, spec: AppSpec) -> None:
+    def __init__(self, spec: AppSpec, real_time_batch_ms: int | None = None) -> None:
         try:
             from eddy.engine.group_runner import GroupRunner
         except ImportError as error:
@@ -118,7 +118,8 @@ class GroupRunnerAdapter:
         self._runner = GroupRunner(spec.text, spec.bus_url, spec.checkpoint_dir,
                                    topic_prefix=topic_prefix(spec.name),
                                    filename=f"{spec.name}.siddhi",
-                                   max_rows_per_batch=MAX_ROWS_PER_BATCH)
+                                   max_rows_per_batch=MAX_ROWS_PER_BATCH,
+                                   real_time_batch_ms=real_time_batch_ms)
 
     def start(self) -> None:
         """Starts the app's streaming query."""
@@ -158,6 +159,10 @@ def forget_query_identity(checkpoint_dir: Path) -> None:
     GroupRunner.prepare_restore(checkpoint_dir)
 
 
-def spark_runner_factory() -> RunnerFactory:
-    """The factory of real runners: every app on the process's one SparkSession."""
-    return GroupRunnerAdapter
+def spark_runner_factory(real_time_batch_s: float | None = None) -> RunnerFactory:
+    """The factory of real runners: every app on the process's one SparkSession; stateless
+    apps in real-time mode when ``real_time_batch_s`` is set (``eddy.realTimeBatchS``)."""
+    if real_time_batch_s is None:
+        return GroupRunnerAdapter
+    batch_ms = max(1, round(real_time_batch_s * 1000))
+    return lambda spec: GroupRunnerAdapter(spec, batch_ms)

@@ -39,6 +39,22 @@ log = logging.getLogger("eddy.node.worker")
 HEALTH_INTERVAL_S = 1.0
 
 
+def real_time_batch_s(config: WorkerConfig) -> float | None:
+    """``eddy.realTimeBatchS``, at most half the persistence interval: persisting restarts
+    every app, and a real-time batch cut short by a restart is never committed, so with a
+    longer batch an app would replay ever more of its input after each persisting."""
+    batch_s = config.model.eddy.realTimeBatchS
+    persistence = config.model.persistence
+    if batch_s is None or not persistence.enabled or persistence.intervalInMin <= 0:
+        return batch_s
+    bounded = min(batch_s, persistence.intervalInMin * 60 / 2)
+    if bounded < batch_s:
+        log.warning("real-time apps checkpoint every %.0f s, not eddy.realTimeBatchS = %.0f s: "
+                    "state.persistence restarts them every %.0f s", bounded, batch_s,
+                    persistence.intervalInMin * 60)
+    return bounded
+
+
 class Worker:
     """The node's parts, started and stopped together."""
 
@@ -49,7 +65,8 @@ class Worker:
         persistence = config.model.persistence
         self.store = RevisionStore(config.persistence_dir, persistence.revisionsToKeep)
         if runner_factory is None:
-            self.registry = AppRegistry(self.folder, self.store, spark_runner_factory(),
+            self.registry = AppRegistry(self.folder, self.store,
+                                        spark_runner_factory(real_time_batch_s(config)),
                                         config.bus_url, forget_query_identity,
                                         io_factory=connector_factory(config.data_dir / "io",
                                                                      io_config(config)))
