@@ -271,6 +271,29 @@ def test_restore_replaces_all_state() -> None:
     assert [o.data for o in out] == [(1,)]
 
 
+def test_a_restored_partition_fires_its_own_timers_not_a_plan_left_by_other_state() -> None:
+    """A process keeps one runtime per app and restores each state key's and each run's
+    state into it. Another run that just fired its partitioned timers at the same
+    ``(seq, now)`` must not leave its (consumed) firing plan behind: once that happened,
+    ``c1``'s batch was never flushed (a flaky conformance case)."""
+    text = app("partition with (k of S) begin @info(name='q') from S#window.timeBatch(5 sec) "
+               "select k, count() as n, sum(v) as total insert into O; end;")
+    events = [InputEvent(i, ts, "S", data) for i, (ts, data) in enumerate(
+        [(1000, ("c1", 10)), (2000, ("c2", 5)), (3000, ("c1", 1)), (6500, ("c1", 2)),
+         (8000, ("c2", 3)), (20000, ("c3", 0))])]
+    runtime = build_runtime(check(text))
+    for event in events[:-1]:
+        runtime.process([event])
+    before_last = runtime.snapshot()
+    expected = [(o.ts, o.data) for o in runtime.process(events[-1:])]
+    assert expected == [(6500, ("c1", 1, 2))]
+
+    other = build_runtime(check(text))
+    other.process(events)  # every event at once: its timers fire at (5, 20000) too
+    other.restore(before_last)
+    assert [(o.ts, o.data) for o in other.process(events[-1:])] == expected
+
+
 # -- unsupported ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("body", [

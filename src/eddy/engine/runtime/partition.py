@@ -119,6 +119,7 @@ class PartitionRuntime:
         self.keys = ConcurrentHashOrder()
         self.instances: dict[str, list[Any]] = {}
         self.active: str | None = None
+        self.depth = 0  # how many sends into this partition are running (nested flows)
 
     # -- building ----------------------------------------------------------------------------
     def _check_inputs(self, query_id: str, inputs: tuple[str, ...]) -> None:
@@ -202,11 +203,17 @@ class PartitionRuntime:
             self._send(key, junction, chunk, path + (n,))
 
     def _send(self, key: str, junction: Junction, chunk: list[Event], path: Path) -> None:
+        """Runs ``chunk`` under ``key``. Only a nested flow (this partition's own output
+        coming back in) returns to the key it interrupted; an event from outside leaves its
+        key live, so the next event of the same key costs no state swap at all."""
+        self.depth += 1
         previous = self.enter(key)
         try:
             junction.send(chunk, path)
         finally:
-            self.leave(previous)
+            self.depth -= 1
+            if self.depth:
+                self.leave(previous)
 
     # -- keys --------------------------------------------------------------------------------
     def enter(self, key: str) -> str | None:

@@ -96,8 +96,12 @@ class KeyedTimers:
         scheduler.target = self.fire
 
     def install(self) -> None:
-        """(Re)places this object as the scheduler's queue (a restore replaces queues)."""
+        """(Re)places this object as the scheduler's queue (a restore replaces queues), and
+        forgets the firing plan: it belongs to the state it was computed from. A runtime is
+        reused for every state key and run a worker process sees, so a plan left from
+        another state at the same ``(seq, now)`` would otherwise fire that state's keys."""
         self.scheduler.queue = self  # type: ignore[assignment]
+        self.plan, self.stamp, self.firing = [], None, None
 
     # -- the scheduler's side: notify_at -----------------------------------------------------
     def append(self, time: int) -> None:
