@@ -77,9 +77,7 @@ def writer_rows(computed: DataFrame, info: QueryInfo, names: Sequence[str],
                 order_prefix: Sequence[int]) -> DataFrame:
     """The operator's outputs in the writer's schema (:data:`OUTPUT_SCHEMA`), with the
     ``_order`` the per-event runtime gives them."""
-    columns = [SEQ, TS, POSITION, *(f"o{i}" for i in range(len(names)))]
-    computed = computed.select(F.explode(F.arrays_zip(*columns)).alias("_out")) \
-        .select("_out.*")
+    computed = exploded(computed, [SEQ, TS, POSITION, *(f"o{i}" for i in range(len(names)))])
     order = F.array(*(F.lit(i) for i in order_prefix), F.col(POSITION))
     values = [F.col(f"o{i}").alias(name) for i, name in enumerate(names)]
     result = computed.select(
@@ -112,14 +110,27 @@ def make_step(process: Callable[[Spec, State, pd.DataFrame], tuple[pd.DataFrame,
         with gc_paused():
             outputs, held = process(spec, held, frame)
             state.update((pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL),))
-        yield _array_rows(outputs)
+        yield array_rows(outputs)
 
     return step
 
 
-def _array_rows(outputs: pd.DataFrame) -> pd.DataFrame:
+def _array(column: pd.Series) -> np.ndarray:
+    """A column's values for an Arrow list: a nullable int or bool column with nulls as
+    objects (its plain ``to_numpy`` is float64, inexact beyond 2**53)."""
+    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) and column.hasnans:
+        return np.asarray(column.to_numpy(dtype=object, na_value=None))
+    return np.asarray(column.to_numpy())
+
+
+def exploded(computed: DataFrame, columns: Sequence[str]) -> DataFrame:
+    """An operator's rows of arrays (:func:`array_rows`) as one row per output."""
+    return computed.select(F.explode(F.arrays_zip(*columns)).alias("_out")).select("_out.*")
+
+
+def array_rows(outputs: pd.DataFrame) -> pd.DataFrame:
     """``outputs`` as rows of arrays of up to :data:`ARRAY_ROWS` outputs each."""
-    columns = {name: column.to_numpy() for name, column in outputs.items()}
+    columns = {name: _array(column) for name, column in outputs.items()}
     cuts = range(0, len(outputs), ARRAY_ROWS)
     return pd.DataFrame({name: [values[i:i + ARRAY_ROWS] for i in cuts]
                          for name, values in columns.items()})
@@ -137,5 +148,6 @@ def batch_frame(frames: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
     return frame
 
 
-__all__ = ["POSITION", "attribute_column", "batch_frame", "filter_condition",
-           "filters_compile", "make_step", "output_schema", "writer_rows"]
+__all__ = ["ARRAY_ROWS", "POSITION", "array_rows", "attribute_column", "batch_frame",
+           "exploded", "filter_condition", "filters_compile", "make_step", "output_schema",
+           "writer_rows"]
