@@ -311,5 +311,7 @@ def test_the_workers_setting_reaches_its_runners(tmp_path: Path, bus_url: str) -
     from eddy.node.runner import AppSpec, spark_runner_factory
 
     spec = AppSpec("Live", APP, tmp_path / "ck", bus_url)
-    assert spark_runner_factory(None)(spec)._runner.real_time_batch_ms is None  # type: ignore[attr-defined]
-    assert spark_runner_factory(300)(spec)._runner.real_time_batch_ms == 300_000  # type: ignore[attr-defined]
+    plain = spark_runner_factory(None)(spec)._runner  # type: ignore[attr-defined]
+    real_time = spark_runner_factory(300)(spec)._runner  # type: ignore[attr-defined]
+    assert plain.real_time_batch_ms is None
+    assert real_time.real_time_batch_ms == 300_000

@@ -4,9 +4,9 @@ filters on one event compiled to Spark SQL, the batch handed to the operator in 
 order, and the operator's typed outputs turned into the writer's rows.
 
 An operator call returns its outputs as a few *rows of arrays* (:data:`ARRAY_ROWS` outputs
-per row, an array per column), which the JVM explodes. ``applyInPandasWithState`` sends a call's outputs and its
-state in one Arrow batch, padding the state columns with empty rows up to the number of
-outputs; for a join or pattern that emits about one row per event, building and
+per row, an array per column), which the JVM explodes. ``applyInPandasWithState`` sends a
+call's outputs and its state in one Arrow batch, padding the state columns with empty rows
+up to the number of outputs; for a join or pattern that emits about one row per event, building and
 converting that padding (a pandas frame of object NaNs, per output row) cost ~210 ms of
 Python time per 140,000 outputs. A few rows of arrays per call pad next to nothing.
 """
@@ -77,7 +77,9 @@ def writer_rows(computed: DataFrame, info: QueryInfo, names: Sequence[str],
                 order_prefix: Sequence[int]) -> DataFrame:
     """The operator's outputs in the writer's schema (:data:`OUTPUT_SCHEMA`), with the
     ``_order`` the per-event runtime gives them."""
-    computed = exploded(computed, [SEQ, TS, POSITION, *(f"o{i}" for i in range(len(names)))])
+    columns = [SEQ, TS, POSITION, *(f"o{i}" for i in range(len(names)))]
+    computed = computed.select(F.explode(F.arrays_zip(*columns)).alias("_out")) \
+        .select("_out.*")  # the rows of arrays of array_rows, one row per output
     order = F.array(*(F.lit(i) for i in order_prefix), F.col(POSITION))
     values = [F.col(f"o{i}").alias(name) for i, name in enumerate(names)]
     result = computed.select(
@@ -123,11 +125,6 @@ def _array(column: pd.Series) -> np.ndarray:
     return np.asarray(column.to_numpy())
 
 
-def exploded(computed: DataFrame, columns: Sequence[str]) -> DataFrame:
-    """An operator's rows of arrays (:func:`array_rows`) as one row per output."""
-    return computed.select(F.explode(F.arrays_zip(*columns)).alias("_out")).select("_out.*")
-
-
 def array_rows(outputs: pd.DataFrame) -> pd.DataFrame:
     """``outputs`` as rows of arrays of up to :data:`ARRAY_ROWS` outputs each."""
     columns = {name: _array(column) for name, column in outputs.items()}
@@ -149,5 +146,4 @@ def batch_frame(frames: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
 
 
 __all__ = ["ARRAY_ROWS", "POSITION", "array_rows", "attribute_column", "batch_frame",
-           "exploded", "filter_condition", "filters_compile", "make_step", "output_schema",
-           "writer_rows"]
+           "filter_condition", "filters_compile", "make_step", "output_schema", "writer_rows"]
