@@ -63,6 +63,7 @@ from eddy.engine.group_query import compile_group
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout
 from eddy.engine.session import get_spark
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
+from eddy.engine.state_keys import key_values, shuffle_partitions
 from eddy.lang import check
 
 TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"
@@ -175,11 +176,14 @@ def _rising_temp(key: tuple[Any, ...], frames: Iterator[pd.DataFrame],
 
 
 def hand_pattern(src: DataFrame, layout: InputLayout) -> DataFrame:
-    """Keyed by a few hash buckets of roomNo (two per core), not by room: a Python stateful
-    operator costs ~1 ms per key and micro-batch (DESIGN.md §4)."""
+    """Keyed by a few buckets of roomNo (two per core), not by room: a Python stateful
+    operator costs ~1 ms per key and micro-batch (DESIGN.md §4). The bucket numbers are
+    mapped to keys that Spark's shuffle sends to different partitions (``key_values``), as
+    eddy does: keys 0-3 themselves hash 3 : 1 over two partitions."""
     _, room, temp = layout.columns("TempStream")
+    keys = F.array(*(F.lit(k) for k in key_values(BUCKETS, shuffle_partitions(src.sparkSession))))
     return (src.select(SEQ, TS, F.col(room).alias("roomNo"), F.col(temp).alias("temp"))
-            .withColumn("_bucket", F.pmod(F.col("roomNo"), F.lit(BUCKETS)))
+            .withColumn("_bucket", F.element_at(keys, F.pmod(F.col("roomNo"), F.lit(BUCKETS)) + 1))
             .groupBy("_bucket")
             .applyInPandasWithState(_rising_temp,
                                     "roomNo int, ts long, initialTemp double, finalTemp double",
@@ -271,19 +275,17 @@ class Run:
 
 
 def run_job(name: str, frame: DataFrame, work: Path, warmup: int, expected_rows: int) -> Run:
-    counted: list[int] = []
-
-    def count(batch: DataFrame, batch_id: int) -> None:
-        counted.append(batch.count())
-
-    total, progress = drain(frame.writeStream.foreachBatch(count), name, work)
+    counted = frame.observe("outputs", F.count(F.lit(1)).alias("rows"))
+    total, progress = drain(counted.writeStream.format("noop"), name, work)
     read = sum(p["numInputRows"] for p in progress)
     assert read == expected_rows, f"{name}: read {read} of {expected_rows} rows"
     result = measure(progress, warmup)
     result.total_s = total
     steady = [p for p in progress if p["numInputRows"] > 0][warmup:] or progress[-1:]
     checkpoint = work / f"ck-{name}"
-    return Run(result, sum(counted), state_bytes(frame.sparkSession, checkpoint,
+    outputs = sum(p["observedMetrics"]["outputs"]["rows"] for p in progress
+                  if "outputs" in p.get("observedMetrics", {}))
+    return Run(result, outputs, state_bytes(frame.sparkSession, checkpoint,
                                                  steady[0]["batchId"]),
                state_bytes(frame.sparkSession, checkpoint, steady[-1]["batchId"]))
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eddy.engine.followed_by import compile_followed_by, compiles_in_spark, plan_followed_by
@@ -38,6 +38,7 @@ from eddy.engine.native import compile_native, plan_native
 from eddy.engine.operator import make_step
 from eddy.engine.runtime.partition_buckets import BUCKETS, partition_attributes
 from eddy.engine.runtime.table import build_tables
+from eddy.engine.state_keys import hash_bucket
 from eddy.engine.runtime.aggregation.batch_step import (
     aggregation_split,
     aggregations_only,
@@ -95,7 +96,8 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
         split = aggregation_split(analyzed, rest, source, layout, on_demand)
         if split is not None:  # by group over the cores (runtime/aggregation/batch_step.py)
             source, streams = split.source, split.streams
-        key = split.key if split is not None else _state_key(analyzed, rest, layout)
+        key = split.key if split is not None else \
+            _state_key(analyzed, rest, layout, source.sparkSession)
         stateful = (_runtime_input(source, layout, streams)
                     .withColumn("_key", key).groupBy("_key")
                     .applyInPandasWithState(step, outputStructType=OUTPUT_SCHEMA,
@@ -113,7 +115,8 @@ def stateless_group(analyzed: AnalyzedApp, layout: InputLayout) -> bool:
             and not _aggregation_inputs(analyzed))
 
 
-def _state_key(analyzed: AnalyzedApp, rest: list[QueryInfo], layout: InputLayout) -> Column:
+def _state_key(analyzed: AnalyzedApp, rest: list[QueryInfo], layout: InputLayout,
+               spark: SparkSession) -> Column:
     """The runtime's state key: one, or a bucket of the partition value when the runtime's
     queries may run split by it (:mod:`eddy.engine.runtime.partition_buckets`), so that
     the work spreads over the cores."""
@@ -125,7 +128,7 @@ def _state_key(analyzed: AnalyzedApp, rest: list[QueryInfo], layout: InputLayout
     for stream, attribute in attributes.items():
         names = [a.name for a in layout.attributes(stream)]
         values.append(F.col(layout.columns(stream)[names.index(attribute)]).cast("string"))
-    return F.pmod(F.hash(F.coalesce(*values)), F.lit(BUCKETS))
+    return hash_bucket([F.coalesce(*values)], BUCKETS, spark)
 
 
 def _runtime_input(source: DataFrame, layout: InputLayout, streams: set[str]) -> DataFrame:

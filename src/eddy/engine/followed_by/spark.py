@@ -6,7 +6,7 @@ The operator reads only the pattern's streams, narrowed to the columns it uses, 
 unpartitioned pattern is one instance — its expiry order couples every key — so it keeps
 one state key, as the reference keeps one thread; a partitioned one is split into
 :data:`BUCKETS` hash buckets of the partition key (a key's instance lives in one bucket),
-so both cores work.
+so both cores work (:mod:`eddy.engine.state_keys` spreads them evenly).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from eddy.engine.followed_by.matching import (
 )
 from eddy.engine.followed_by.plan import FollowedByPlan
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
+from eddy.engine.state_keys import hash_bucket
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
@@ -66,8 +67,8 @@ def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: Dat
     rows = rows.select(SEQ, TS, (is_first & first).alias(FIRST_EVENT),
                        is_second.alias(SECOND_EVENT), (is_second & second).alias(SECOND_PASSES),
                        *columns)
-    state_key = F.pmod(F.hash(F.col(PARTITION)), F.lit(BUCKETS)) if spec.partitioned \
-        else F.lit(0)
+    state_key = hash_bucket([F.col(PARTITION)], BUCKETS, source.sparkSession) \
+        if spec.partitioned else F.lit(0)
     computed = (rows.withColumn(KEY, state_key).groupBy(KEY)
                 .applyInPandasWithState(make_step(process, spec, Pending),
                                         output_schema([o.type for o in spec.selected]),

@@ -24,6 +24,7 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 from eddy.engine.layout import CLOCK, OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TICK_STREAM, \
     TS, InputLayout, spark_type
 from eddy.engine.native import spark_compiler
+from eddy.engine.state_keys import hash_bucket
 from eddy.engine.runtime.query_builder import UnsupportedQuery
 from eddy.engine.window_aggregates import sliding_time, time_batch
 from eddy.engine.window_aggregates.emitted import Emitted
@@ -65,7 +66,7 @@ def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: Da
             .select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
                     F.coalesce(passes, F.lit(False)).alias(PASS), *needed,
                     *([CLOCK] if split else [])))
-    key = F.pmod(F.hash(*(F.col(c) for c in spec.group_columns)), F.lit(BUCKETS)) \
+    key = hash_bucket([F.col(c) for c in spec.group_columns], BUCKETS, source.sparkSession) \
         if split else F.lit(0)
     schema = [f"{SEQ} long", f"{TS} long"] + \
         ([f"{POSITION} int"] if spec.window == "timeBatch" else []) + \

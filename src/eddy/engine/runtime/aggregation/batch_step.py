@@ -55,6 +55,7 @@ from eddy.engine.operator import StepFunction, run_batch, runtime_for, to_events
 from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
 from eddy.engine.runtime.aggregation.vectorised import columns_apply
 from eddy.engine.runtime.group import Runtime
+from eddy.engine.state_keys import hash_bucket
 from eddy.engine.runtime.model import OutputEvent
 from eddy.gcpause import gc_paused
 from eddy.lang import ast
@@ -118,7 +119,7 @@ def aggregation_split(analyzed: AnalyzedApp, rest: list[QueryInfo], source: Data
     names = [a.name for a in layout.attributes(stream)]
     columns = [F.col(layout.columns(stream)[names.index(name)]) for name in group]
     return AggregationSplit(source.withColumn(TS, F.col(CLOCK)), {stream},
-                            F.pmod(F.hash(*columns), F.lit(SPLIT_BUCKETS)))
+                            hash_bucket(columns, SPLIT_BUCKETS, source.sparkSession))
 
 
 def make_aggregation_step(app_text: str, layout: InputLayout) -> StepFunction:
