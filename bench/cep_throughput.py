@@ -26,9 +26,12 @@ the best hand-written PySpark equivalent, in the same SparkSession and on the sa
 
 Input: ``--events`` events written once as spool chunks; TempStream events 100 ms apart in
 event time, roomNo uniform over 1,000 rooms, temp ~ N(30, 10); for (c) and (d) L and R alternate,
-k uniform over 1,000 keys. Every job reads the spool in micro-batches of ``--batch-rows``
-and counts its output rows in ``foreachBatch`` (both sides alike), so the two sides' output
-counts are compared too.
+k uniform over 1,000 keys. Every job reads the spool in micro-batches of ``--batch-rows``,
+writes to Spark's ``noop`` sink and counts its output rows with ``observe()`` (both sides
+alike), so the two sides' output counts are compared too. (A ``count()`` in
+``foreachBatch``, used before, ran a second job per micro-batch: ~250 ms each, on both
+sides.) The JVM speeds up over its first minutes (class loading, JIT): with ``--repeat``
+the sides alternate and each side's best run counts.
 
 Per job: events/s = input rows / wall time of the steady-state micro-batches (all but the
 first ``--warmup``), p50/p99 of their ``triggerExecution``, and the bytes of operator state

@@ -21,6 +21,9 @@ def test_outputs_become_rows_of_at_mostarray_rows_elements_in_order() -> None:
     rows = array_rows(outputs)
     assert list(rows.columns) == ["_seq", "o0", "o1", "o2"]
     assert [len(cell) for cell in rows["_seq"]] == [ARRAY_ROWS, ARRAY_ROWS, 5]
+    # plain Python values, which Arrow converts in bulk (numpy scalars go one by one)
+    assert all(type(cell) is list for name in rows.columns for cell in rows[name])
+    assert type(rows["_seq"][0][0]) is int and type(rows["o0"][0][1]) is float
     for name in ("_seq", "o0", "o1"):
         joined = np.concatenate(list(rows[name]))
         assert pd.Series(joined).equals(pd.Series(outputs[name].to_numpy()))
