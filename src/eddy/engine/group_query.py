@@ -38,12 +38,12 @@ from eddy.engine.native import compile_native, plan_native
 from eddy.engine.operator import make_step
 from eddy.engine.runtime.partition_buckets import BUCKETS, partition_attributes
 from eddy.engine.runtime.table import build_tables
-from eddy.engine.state_keys import hash_bucket
 from eddy.engine.runtime.aggregation.batch_step import (
     aggregation_split,
     aggregations_only,
     make_aggregation_step,
 )
+from eddy.engine.state_keys import hash_bucket
 from eddy.engine.window_aggregates import compile_window_aggregate, plan_window_aggregate
 from eddy.engine.window_join import compile_window_join, join_compiles_in_spark, plan_window_join
 from eddy.lang import check

@@ -24,8 +24,8 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 from eddy.engine.layout import CLOCK, OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TICK_STREAM, \
     TS, InputLayout, spark_type
 from eddy.engine.native import spark_compiler
-from eddy.engine.state_keys import hash_bucket
 from eddy.engine.runtime.query_builder import UnsupportedQuery
+from eddy.engine.state_keys import hash_bucket
 from eddy.engine.window_aggregates import sliding_time, time_batch
 from eddy.engine.window_aggregates.emitted import Emitted
 from eddy.engine.window_aggregates.plan import WindowPlan, WindowSpec

@@ -55,8 +55,8 @@ from eddy.engine.operator import StepFunction, run_batch, runtime_for, to_events
 from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
 from eddy.engine.runtime.aggregation.vectorised import columns_apply
 from eddy.engine.runtime.group import Runtime
-from eddy.engine.state_keys import hash_bucket
 from eddy.engine.runtime.model import OutputEvent
+from eddy.engine.state_keys import hash_bucket
 from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
