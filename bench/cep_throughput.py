@@ -66,7 +66,7 @@ from eddy.engine.group_query import compile_group
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout
 from eddy.engine.session import get_spark
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
-from eddy.engine.state_keys import key_values, shuffle_partitions
+from eddy.engine.state_keys import spread
 from eddy.lang import check
 
 TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"
@@ -181,12 +181,12 @@ def _rising_temp(key: tuple[Any, ...], frames: Iterator[pd.DataFrame],
 def hand_pattern(src: DataFrame, layout: InputLayout) -> DataFrame:
     """Keyed by a few buckets of roomNo (two per core), not by room: a Python stateful
     operator costs ~1 ms per key and micro-batch (DESIGN.md §4). The bucket numbers are
-    mapped to keys that Spark's shuffle sends to different partitions (``key_values``), as
+    mapped to keys that Spark's shuffle sends to different partitions (``spread``), as
     eddy does: keys 0-3 themselves hash 3 : 1 over two partitions."""
     _, room, temp = layout.columns("TempStream")
-    keys = F.array(*(F.lit(k) for k in key_values(BUCKETS, shuffle_partitions(src.sparkSession))))
     return (src.select(SEQ, TS, F.col(room).alias("roomNo"), F.col(temp).alias("temp"))
-            .withColumn("_bucket", F.element_at(keys, F.pmod(F.col("roomNo"), F.lit(BUCKETS)) + 1))
+            .withColumn("_bucket", spread(F.pmod(F.col("roomNo"), F.lit(BUCKETS)), BUCKETS,
+                                          src.sparkSession))
             .groupBy("_bucket")
             .applyInPandasWithState(_rising_temp,
                                     "roomNo int, ts long, initialTemp double, finalTemp double",

@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from eddy.engine.state_keys import hash_bucket, key_values, murmur3_int, partition_of, spread
+from eddy.engine.state_keys import (
+    hash_bucket,
+    key_values,
+    murmur3_int,
+    partition_of,
+    shuffle_partitions,
+    spread,
+)
 
 
 def test_the_hash_is_sparks(spark: SparkSession) -> None:
@@ -39,7 +46,7 @@ def test_plain_bucket_numbers_are_uneven_which_is_why_the_keys_exist() -> None:
 
 def test_sparks_shuffle_sends_each_bucket_to_the_partition_chosen_for_it(
         spark: SparkSession) -> None:
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "1")
+    partitions = shuffle_partitions(spark)
     buckets = 2 * partitions + 1
     frame = (spark.range(buckets).select(F.col("id").cast("int").alias("bucket"))
              .withColumn("_key", spread(F.col("bucket"), buckets, spark))
@@ -57,4 +64,4 @@ def test_a_hash_bucket_keeps_equal_values_together(spark: SparkSession) -> None:
         by_value.setdefault(row.v, set()).add(row._key)
     assert all(len(keys) == 1 for keys in by_value.values())
     assert {k for keys in by_value.values() for k in keys} <= set(
-        key_values(4, int(spark.conf.get("spark.sql.shuffle.partitions") or "1")))
+        key_values(4, shuffle_partitions(spark)))

@@ -62,13 +62,14 @@ def key_values(buckets: int, partitions: int) -> tuple[int, ...]:
 
 
 def shuffle_partitions(spark: SparkSession) -> int:
-    return int(spark.conf.get("spark.sql.shuffle.partitions") or "1")
+    """The partitions a stateful operator's new checkpoint gets (Spark keeps them after)."""
+    return max(1, int(spark.conf.get("spark.sql.shuffle.partitions") or "1"))
 
 
 def spread(bucket: Column, buckets: int, spark: SparkSession) -> Column:
     """The state key of ``bucket`` (an int in ``[0, buckets)``), spread over the session's
     shuffle partitions."""
-    values = key_values(buckets, max(1, shuffle_partitions(spark)))
+    values = key_values(buckets, shuffle_partitions(spark))
     return F.element_at(F.array(*(F.lit(v) for v in values)), bucket + 1)
 
 
