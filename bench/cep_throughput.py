@@ -24,28 +24,38 @@ the best hand-written PySpark equivalent, in the same SparkSession and on the sa
     (c)'s windows hold); hand-written: (c)'s loop, each window losing its events older
     than 200 s before an event arrives.
 
-Input: ``--events`` events written once as spool chunks; TempStream events 100 ms apart in
-event time, roomNo uniform over 1,000 rooms, temp ~ N(30, 10); for (c) and (d) L and R alternate,
-k uniform over 1,000 keys. Every job reads the spool in micro-batches of ``--batch-rows``,
-writes to Spark's ``noop`` sink and counts its output rows with ``observe()`` (both sides
-alike), so the two sides' output counts are compared too. (A ``count()`` in
-``foreachBatch``, used before, ran a second job per micro-batch: ~250 ms each, on both
-sides.) The JVM speeds up over its first minutes (class loading, JIT): with ``--repeat``
-the sides alternate and each side's best run counts.
+Input: TempStream events 100 ms apart in event time, roomNo uniform over 1,000 rooms,
+temp ~ N(30, 10); for (c) and (d) L and R alternate, k uniform over 1,000 keys; spool
+chunks of 100,000 events, either ``--events`` of them written before the jobs start, or,
+with ``--minutes``, written while the case's first job runs (kept 10 micro-batches ahead
+of it) for that many minutes — the issue's 10-minute run; the case's other jobs then read
+the same events. Every job reads the spool in micro-batches of ``--batch-rows``, writes to
+Spark's ``noop`` sink and counts its output rows with ``observe()`` (both sides alike), so
+the two sides' output counts are compared too.
 
-Per job: events/s = input rows / wall time of the steady-state micro-batches (all but the
-first ``--warmup``), p50/p99 of their ``triggerExecution``, and the bytes of operator state
-in the checkpoint (read back with Spark's ``statestore`` reader: what a restart restores)
-after the first and the last steady batch.
+The JVM speeds up over its first minute (class loading, JIT: a length join's micro-batches
+go from ~110 k to ~260 k ev/s in their first 15 s), so a short run mostly measures the
+warm-up: with ``--repeat`` the sides alternate and each side's best run counts; a timed
+run leaves its first ``--warmup`` seconds out of the steady rate and also reports the
+rate over the whole run, warm-up included.
+
+Per job: events/s = input rows / wall time of the steady-state micro-batches, p50/p99 of
+their ``triggerExecution``, and the bytes of operator state in the checkpoint (read back
+with Spark's ``statestore`` reader: what a restart restores) after the first and the last
+steady batch; in a run of more than a minute, also each minute's events/s and the state at
+its end (every batch's state is kept readable: ``minBatchesToRetain``).
 
 Run: .venv/bin/python bench/cep_throughput.py [--events 400000] [--batch-rows 100000]
      [--cases pattern-part,pattern,join,join-time] [--sides eddy,hand] [--repeat 1]
+     .venv/bin/python bench/cep_throughput.py --minutes 10 --warmup 60 --batch-rows 200000
      .venv/bin/python bench/cep_throughput.py --in-process --events 100000  (no Spark)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -56,8 +66,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from engine_throughput import Measured, drain, measure  # bench/ is the script's directory
+from engine_throughput import (  # bench/ is the script's directory
+    Measured,
+    batch_start,
+    drain,
+    measure,
+)
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import DataStreamWriter
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, DataType, StructType
@@ -97,15 +113,24 @@ BUCKETS = 4
 
 
 # -- input ------------------------------------------------------------------------------------
-def write_spool(directory: Path, layout: InputLayout, events: int, join: bool) -> None:
-    """The input of one app, as spool chunks of ``CHUNK_ROWS`` events."""
-    rng = np.random.default_rng(42)
-    schema = layout.arrow_schema()
-    for start in range(0, events, CHUNK_ROWS):
-        n = min(CHUNK_ROWS, events - start)
-        seq = np.arange(start, start + n, dtype=np.int64)
+class Spool:
+    """The input of one app as spool chunks of ``CHUNK_ROWS`` events, written on demand: all
+    at once for a fixed number of events, or kept ahead of a running job for a timed run."""
+
+    def __init__(self, directory: Path, layout: InputLayout, join: bool) -> None:
+        self.directory, self.layout, self.join = directory, layout, join
+        self.written = 0
+        self._rng = np.random.default_rng(42)
+
+    def fill(self, events: int) -> None:
+        while self.written < events:
+            self.append(min(CHUNK_ROWS, events - self.written))
+
+    def append(self, n: int = CHUNK_ROWS) -> None:
+        layout, rng = self.layout, self._rng
+        seq = np.arange(self.written, self.written + n, dtype=np.int64)
         data: dict[str, Any] = {SEQ: seq, TS: START_TS + STEP_MS * seq}
-        if join:
+        if self.join:
             left = seq % 2 == 0
             data[STREAM] = pa.array(np.where(left, "L", "R").tolist())
             keys = rng.integers(0, ROOMS, n, dtype=np.int32)
@@ -120,10 +145,12 @@ def write_spool(directory: Path, layout: InputLayout, events: int, join: bool) -
             data[device] = seq
             data[room] = rng.integers(0, ROOMS, n, dtype=np.int32)
             data[temp] = rng.normal(30.0, 10.0, n)
+        schema = layout.arrow_schema()
         for field in schema:
             if field.name not in data:
                 data[field.name] = pa.nulls(n, field.type)
-        append_chunk(directory, pa.table(data, schema=schema))
+        append_chunk(self.directory, pa.table(data, schema=schema))
+        self.written += n
 
 
 # -- the hand-written jobs ----------------------------------------------------------------------
@@ -275,22 +302,76 @@ class Run:
     outputs: int
     state_first: int
     state_last: int
+    minutes: list[tuple[float, int]]  # per minute of the run: ev/s, state bytes at its end
 
 
-def run_job(name: str, frame: DataFrame, work: Path, warmup: int, expected_rows: int) -> Run:
+LEAD_BATCHES = 10
+"""A timed run keeps this many micro-batches of input written ahead of its job."""
+
+
+def run_job(name: str, frame: DataFrame, work: Path, spool: Spool, warmup: int,
+            timed: tuple[float, int] | None) -> Run:
+    """``timed``: (minutes, batch rows) to run the job that long on input written while it
+    runs, else it reads what the spool holds. The steady batches are all but the first
+    ``warmup`` (a timed run: all that start ``warmup`` seconds or more after the first)."""
     counted = frame.observe("outputs", F.count(F.lit(1)).alias("rows"))
-    total, progress = drain(counted.writeStream.format("noop"), name, work)
+    writer = counted.writeStream.format("noop")
+    total, progress = _timed(writer, name, work, spool, *timed) if timed \
+        else drain(writer, name, work)
     read = sum(p["numInputRows"] for p in progress)
-    assert read == expected_rows, f"{name}: read {read} of {expected_rows} rows"
+    assert read == spool.written, f"{name}: read {read} of {spool.written} rows"
+    batches = [p for p in progress if p["numInputRows"] > 0]
+    if timed:
+        first = batch_start(batches[0])
+        warmup = sum(1 for p in batches if batch_start(p) - first < warmup)
     result = measure(progress, warmup)
     result.total_s = total
-    steady = [p for p in progress if p["numInputRows"] > 0][warmup:] or progress[-1:]
+    steady = batches[warmup:] or batches[-1:]
     checkpoint = work / f"ck-{name}"
     outputs = sum(p["observedMetrics"]["outputs"]["rows"] for p in progress
                   if "outputs" in p.get("observedMetrics", {}))
-    return Run(result, outputs, state_bytes(frame.sparkSession, checkpoint,
-                                                 steady[0]["batchId"]),
-               state_bytes(frame.sparkSession, checkpoint, steady[-1]["batchId"]))
+    spark = frame.sparkSession
+    minutes = []
+    for minute in _by_minute(batches):
+        wall = batch_start(minute[-1]) + minute[-1]["durationMs"]["triggerExecution"] / 1000 \
+            - batch_start(minute[0])
+        minutes.append((sum(p["numInputRows"] for p in minute) / wall,
+                        state_bytes(spark, checkpoint, minute[-1]["batchId"])))
+    return Run(result, outputs, state_bytes(spark, checkpoint, steady[0]["batchId"]),
+               state_bytes(spark, checkpoint, steady[-1]["batchId"]), minutes)
+
+
+def _timed(writer: DataStreamWriter, name: str, work: Path, spool: Spool, minutes: float,
+           batch_rows: int) -> tuple[float, list[dict[str, Any]]]:
+    """Runs a job for ``minutes``, appending chunks to its spool as it reads them, then
+    lets it finish what was written: wall seconds and its progress."""
+    lead = LEAD_BATCHES * batch_rows
+    started = time.perf_counter()
+    spool.fill(spool.written + lead)
+    query = writer.queryName(name).option("checkpointLocation", str(work / f"ck-{name}")).start()
+    try:
+        while time.perf_counter() - started < 60 * minutes and query.isActive:
+            last = query.lastProgress
+            offset = last["sources"][0]["endOffset"] if last else None
+            if isinstance(offset, str):
+                offset = json.loads(offset)
+            spool.fill(-(-((offset or {}).get("offset", 0) + lead) // CHUNK_ROWS) * CHUNK_ROWS)
+            time.sleep(0.5)
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(f"{name} failed: {query.exception()}")
+    return time.perf_counter() - started, [dict(p) for p in query.recentProgress]
+
+
+def _by_minute(batches: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The batches grouped by the minute of the run they start in."""
+    minutes: dict[int, list[dict[str, Any]]] = {}
+    first = batch_start(batches[0])
+    for p in batches:
+        minutes.setdefault(int((batch_start(p) - first) // 60), []).append(p)
+    return [minutes[m] for m in sorted(minutes)]
 
 
 def state_bytes(spark: SparkSession, checkpoint: Path, batch_id: int) -> int:
@@ -340,7 +421,11 @@ def main() -> None:
     parser.add_argument("--batch-rows", type=int, default=100_000)
     parser.add_argument("--cases", default="pattern-part,pattern,join")
     parser.add_argument("--sides", default="eddy,hand")
-    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="batches left out of the steady rate (with --minutes: seconds)")
+    parser.add_argument("--minutes", type=float, default=0,
+                        help="run each case's first job this long on input written while it "
+                             "runs (--events is then ignored); the other jobs read the same")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs per job, alternating the sides; the best run counts")
     parser.add_argument("--in-process", action="store_true",
@@ -352,7 +437,10 @@ def main() -> None:
                   flush=True)
         return
 
-    spark: SparkSession = get_spark({"spark.sql.streaming.numRecentProgressUpdates": "1000"})
+    spark: SparkSession = get_spark({
+        "spark.sql.streaming.numRecentProgressUpdates": "100000",
+        # every batch's state stays readable, for the state size minute by minute
+        "spark.sql.streaming.minBatchesToRetain": "100000"})
     register_sources(spark)
     rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="eddy-cep-bench-") as tmp:
@@ -360,11 +448,13 @@ def main() -> None:
         for case in args.cases.split(","):
             app = HEADER + APPS[case]
             layout = input_layout(check(app))
-            spool = work / f"spool-{case}"
-            spool.mkdir()
-            write_spool(spool, layout, args.events, join=case.startswith("join"))
+            directory = work / f"spool-{case}"
+            directory.mkdir()
+            spool = Spool(directory, layout, join=case.startswith("join"))
+            if not args.minutes:
+                spool.fill(args.events)
 
-            def source(spool: Path = spool, layout: InputLayout = layout) -> DataFrame:
+            def source(spool: Path = directory, layout: InputLayout = layout) -> DataFrame:
                 return (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
                         .option("path", str(spool))
                         .option("maxRowsPerBatch", str(args.batch_rows)).load())
@@ -374,13 +464,21 @@ def main() -> None:
                 for side in args.sides.split(","):
                     frame = (compile_group(app, source(), layout) if side == "eddy"
                              else HAND[case](source(), layout))
-                    run = run_job(f"{case}-{side}-{run_no}", frame, work, args.warmup,
-                                  args.events)
+                    timed = (args.minutes, args.batch_rows) \
+                        if args.minutes and not spool.written else None
+                    run = run_job(f"{case}-{side}-{run_no}", frame, work, spool, args.warmup,
+                                  timed)
                     m = run.measured
                     print(f"{case:12s} {side:5s} {m.rate:>10,.0f} ev/s  p50 {m.p50:,.0f} ms  "
                           f"p99 {m.p99:,.0f} ms  {run.outputs:,} outputs  state "
                           f"{run.state_first:,} -> {run.state_last:,} B  "
-                          f"({m.batches} steady batches, {m.total_s:.1f} s)", flush=True)
+                          f"({spool.written:,} events, {m.batches} steady batches, "
+                          f"{m.total_s:.1f} s: {spool.written / m.total_s:,.0f} ev/s overall)",
+                          flush=True)
+                    if len(run.minutes) > 1:
+                        for minute, (rate, state) in enumerate(run.minutes):
+                            print(f"    minute {minute + 1:3d} {rate:>10,.0f} ev/s  state "
+                                  f"{state:,} B", flush=True)
                     if side not in best or m.rate > best[side].measured.rate:
                         best[side] = run
             eddy, hand = best.get("eddy"), best.get("hand")
@@ -394,6 +492,8 @@ def main() -> None:
                 f"{eddy.measured.rate / hand.measured.rate:.2f}" if eddy and hand else "-",
                 f"{eddy.outputs:,}" if eddy else "-", f"{hand.outputs:,}" if hand else "-",
                 f"{eddy.state_first:,} -> {eddy.state_last:,}" if eddy else "-"])
+            for used in [directory, *work.glob(f"ck-{case}-*")]:  # a timed run's take GBs
+                shutil.rmtree(used)
     header = ["case", "eddy ev/s", "hand ev/s", "ratio", "eddy out", "hand out",
               "eddy state B (first -> last)"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]

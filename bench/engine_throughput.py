@@ -154,7 +154,7 @@ class Measured:
     total_s: float
 
 
-def _start(progress: dict[str, Any]) -> float:
+def batch_start(progress: dict[str, Any]) -> float:
     return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
@@ -163,7 +163,7 @@ def measure(progress: list[dict[str, Any]], warmup: int) -> Measured:
     steady = batches[warmup:] if len(batches) > warmup else batches[-1:]
     rows = sum(p["numInputRows"] for p in steady)
     first, last = steady[0], steady[-1]
-    wall = _start(last) + last["durationMs"]["triggerExecution"] / 1000 - _start(first)
+    wall = batch_start(last) + last["durationMs"]["triggerExecution"] / 1000 - batch_start(first)
     durations = [p["durationMs"]["triggerExecution"] for p in steady]
     return Measured(rows / wall, float(np.percentile(durations, 50)),
                     float(np.percentile(durations, 99)), len(steady), rows, 0.0)
