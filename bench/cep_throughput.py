@@ -71,9 +71,10 @@ from engine_throughput import (  # bench/ is the script's directory
     batch_start,
     drain,
     measure,
+    wall_seconds,
 )
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, DataType, StructType
@@ -333,9 +334,7 @@ def run_job(name: str, frame: DataFrame, work: Path, spool: Spool, warmup: int,
     spark = frame.sparkSession
     minutes = []
     for minute in _by_minute(batches):
-        wall = batch_start(minute[-1]) + minute[-1]["durationMs"]["triggerExecution"] / 1000 \
-            - batch_start(minute[0])
-        minutes.append((sum(p["numInputRows"] for p in minute) / wall,
+        minutes.append((sum(p["numInputRows"] for p in minute) / wall_seconds(minute),
                         state_bytes(spark, checkpoint, minute[-1]["batchId"])))
     return Run(result, outputs, state_bytes(spark, checkpoint, steady[0]["batchId"]),
                state_bytes(spark, checkpoint, steady[-1]["batchId"]), minutes)
@@ -346,23 +345,18 @@ def _timed(writer: DataStreamWriter, name: str, work: Path, spool: Spool, minute
     """Runs a job for ``minutes``, appending chunks to its spool as it reads them, then
     lets it finish what was written: wall seconds and its progress."""
     lead = LEAD_BATCHES * batch_rows
-    started = time.perf_counter()
+    deadline = time.perf_counter() + 60 * minutes
     spool.fill(spool.written + lead)
-    query = writer.queryName(name).option("checkpointLocation", str(work / f"ck-{name}")).start()
-    try:
-        while time.perf_counter() - started < 60 * minutes and query.isActive:
-            last = query.lastProgress
-            offset = last["sources"][0]["endOffset"] if last else None
-            if isinstance(offset, str):
-                offset = json.loads(offset)
-            spool.fill(-(-((offset or {}).get("offset", 0) + lead) // CHUNK_ROWS) * CHUNK_ROWS)
-            time.sleep(0.5)
-        query.processAllAvailable()
-    finally:
-        query.stop()
-    if query.exception() is not None:
-        raise RuntimeError(f"{name} failed: {query.exception()}")
-    return time.perf_counter() - started, [dict(p) for p in query.recentProgress]
+
+    def feed(query: StreamingQuery) -> bool:
+        last = query.lastProgress
+        offset = last["sources"][0]["endOffset"] if last else None
+        if isinstance(offset, str):
+            offset = json.loads(offset)
+        spool.fill(-(-((offset or {}).get("offset", 0) + lead) // CHUNK_ROWS) * CHUNK_ROWS)
+        return time.perf_counter() < deadline
+
+    return drain(writer, name, work, feed)
 
 
 def _by_minute(batches: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -492,7 +486,7 @@ def main() -> None:
                 f"{eddy.measured.rate / hand.measured.rate:.2f}" if eddy and hand else "-",
                 f"{eddy.outputs:,}" if eddy else "-", f"{hand.outputs:,}" if hand else "-",
                 f"{eddy.state_first:,} -> {eddy.state_last:,}" if eddy else "-"])
-            for used in [directory, *work.glob(f"ck-{case}-*")]:  # a timed run's take GBs
+            for used in [directory, *work.glob(f"ck-{case}-*")]:  # a timed run's spool takes GBs
                 shutil.rmtree(used)
     header = ["case", "eddy ev/s", "hand ev/s", "ratio", "eddy out", "hand out",
               "eddy state B (first -> last)"]

@@ -49,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from eddy.engine.group_query import compile_group
@@ -158,22 +158,34 @@ def batch_start(progress: dict[str, Any]) -> float:
     return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
+def wall_seconds(batches: list[dict[str, Any]]) -> float:
+    """From the start of the first of ``batches`` to the end of the last."""
+    last = batches[-1]
+    return batch_start(last) + last["durationMs"]["triggerExecution"] / 1000 \
+        - batch_start(batches[0])
+
+
 def measure(progress: list[dict[str, Any]], warmup: int) -> Measured:
     batches = [p for p in progress if p["numInputRows"] > 0]
     steady = batches[warmup:] if len(batches) > warmup else batches[-1:]
     rows = sum(p["numInputRows"] for p in steady)
-    first, last = steady[0], steady[-1]
-    wall = batch_start(last) + last["durationMs"]["triggerExecution"] / 1000 - batch_start(first)
+    wall = wall_seconds(steady)
     durations = [p["durationMs"]["triggerExecution"] for p in steady]
     return Measured(rows / wall, float(np.percentile(durations, 50)),
                     float(np.percentile(durations, 99)), len(steady), rows, 0.0)
 
 
-def drain(writer: DataStreamWriter, name: str, work: Path) -> tuple[float, list[dict[str, Any]]]:
-    """Runs a streaming job until its input is used up: wall seconds and its progress."""
+def drain(writer: DataStreamWriter, name: str, work: Path,
+          feed: Callable[[StreamingQuery], bool] | None = None
+          ) -> tuple[float, list[dict[str, Any]]]:
+    """Runs a streaming job until its input is used up: wall seconds and its progress.
+    ``feed``, called twice a second with the running job, may add input while it runs; once
+    it returns False, the job ends after what is there."""
     started = time.perf_counter()
     query = writer.queryName(name).option("checkpointLocation", str(work / f"ck-{name}")).start()
     try:
+        while feed is not None and query.isActive and feed(query):
+            time.sleep(0.5)
         query.processAllAvailable()
     finally:
         query.stop()
