@@ -8,8 +8,9 @@ makes single runs noisy.
 For NATS it also compares ways of reading a subject: the bus's direct gets against an
 ordered push consumer and a pull consumer from a start sequence.
 
-Run: .venv/bin/python bench/bus_throughput.py [--events 1000000] [--backends sqlite,nats]
-     (needs a NATS server with JetStream at --nats, default nats://127.0.0.1:4222)
+Run: .venv/bin/python bench/bus_throughput.py [--events 1000000] [--backends sqlite,nats,kafka]
+     (needs a NATS server with JetStream at --nats, default nats://127.0.0.1:4222; the kafka
+     row runs on the broker at --kafka host:port, else on a Tansu started for the run)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -148,6 +150,28 @@ def compare_nats_reads(server: str, table: pa.Table, batch_size: int) -> list[li
     return [[how, f"{batch_size:,}", f"{table.num_rows / s:,.0f}"] for how, s in times.items()]
 
 
+def run_kafka(bootstrap: str | None, table: pa.Table, batch_sizes: list[int],
+              args: argparse.Namespace) -> list[list[str]]:
+    """The kafka rows: on the broker at ``bootstrap``, else on a Tansu started for them."""
+    broker = None
+    if bootstrap is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from kafka_broker import start_tansu
+
+        broker = start_tansu()
+        bootstrap = broker.bootstrap
+    url = f"kafka://{bootstrap}?app=bench-{uuid.uuid4().hex[:8]}" + \
+        ("&delete_records=false" if broker is not None else "")
+    name = "kafka (Tansu 0.6, memory)" if broker is not None else f"kafka ({bootstrap})"
+    try:
+        return run(name, lambda: open_bus(url), table, batch_sizes, args.partitions,
+                   args.key, args.read_range, args.repeat,
+                   lambda bus: bus.destroy())  # type: ignore[attr-defined]
+    finally:
+        if broker is not None:
+            broker.stop()
+
+
 def print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
@@ -168,6 +192,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per row (best is shown)")
     parser.add_argument("--backends", default="sqlite,sqlite-full,nats")
     parser.add_argument("--nats", default="nats://127.0.0.1:4222")
+    parser.add_argument("--kafka", default=None,
+                        help="host:port of a Kafka broker (default: start Tansu)")
     args = parser.parse_args()
     table = events(args.events)
     batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
@@ -180,6 +206,8 @@ def main() -> None:
                 results += run(f"sqlite (synchronous={mode})", lambda u=url: open_bus(u),
                                table, batch_sizes, args.partitions, args.key, args.read_range,
                                args.repeat, lambda bus: bus.close())
+            elif backend == "kafka":
+                results += run_kafka(args.kafka, table, batch_sizes, args)
             elif backend == "nats":
                 url = f"{args.nats}?app=bench-{uuid.uuid4().hex[:8]}"
                 results += run("nats (JetStream, file)", lambda u=url: open_bus(u), table,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,3 +28,20 @@ def spark() -> Iterator[SparkSession]:
     session = get_spark()
     yield session
     stop_spark()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> Iterator[str]:
+    """``host:port`` of a Kafka-compatible broker: ``EDDY_TEST_KAFKA``, or a Tansu started
+    for the session (and killed, by process group, at its end)."""
+    external = os.environ.get("EDDY_TEST_KAFKA")
+    if external:
+        yield external
+        return
+    from kafka_broker import start_tansu
+
+    broker = start_tansu()
+    try:
+        yield broker.bootstrap
+    finally:
+        broker.stop()

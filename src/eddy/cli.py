@@ -13,9 +13,15 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eddy.lang import check
 from eddy.lang.errors import SiddhiAppError
+
+if TYPE_CHECKING:
+    from eddy.lang.semantic import AnalyzedApp
+    from eddy.plan.model import AppPlan
+    from eddy.plan.physical import GroupPhysicalPlan
 
 
 def _read(path: str) -> str:
@@ -57,19 +63,37 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from eddy.plan import build_plan
+    from eddy.plan.children import split_app
     from eddy.plan.explain import explain_json, explain_text
 
     try:
-        analyzed = check(_read_app(args.app), args.app)
+        text = _read_app(args.app)
+        analyzed = check(text, args.app)
         plan = build_plan(analyzed)
+        children = split_app(text, args.app) if plan.distributed else None
     except SiddhiAppError as error:
         _report(error)
         return 1
+    physical = _physical_plan(analyzed, plan)
     if args.json:
-        print(json.dumps(explain_json(analyzed, plan), indent=2))
+        print(json.dumps(explain_json(analyzed, plan, physical, children), indent=2))
     else:
-        sys.stdout.write(explain_text(analyzed, plan))
+        sys.stdout.write(explain_text(analyzed, plan, physical, children))
     return 0
+
+
+def _physical_plan(analyzed: AnalyzedApp, plan: AppPlan) -> GroupPhysicalPlan | None:
+    """The physical plan the engine builds for the app (None without the engine). The
+    engine runs the whole app as one Spark query, even an app of several ``@dist`` groups
+    (issue 16, item 7), so that is the group planned; no Spark is started."""
+    try:
+        from eddy.engine.layout import input_layout
+        from eddy.engine.operator_facts import physical_plan
+    except ImportError:
+        return None
+    name = plan.groups[0].name if len(plan.groups) == 1 else \
+        f"the whole app ({', '.join(g.name for g in plan.groups)} as one Spark query)"
+    return physical_plan(analyzed, input_layout(analyzed), clock=False, group=name)
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
@@ -105,6 +129,55 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return run_worker(args.config, serve_api)
 
 
+def cmd_manager(args: argparse.Namespace) -> int:
+    """Runs a manager of the fully distributed deployment: its API and the scheduler."""
+    from eddy.api.server import serve_manager
+    from eddy.cluster.run import run_manager
+
+    return run_manager(args.config, serve_manager)
+
+
+def cmd_ha_status(args: argparse.Namespace) -> int:
+    """Prints a minimum-HA group's lease, nodes and apps, read from its databases."""
+    import json
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from eddy.config import ConfigError, load_config
+    from eddy.node.ha_status import group_status, render
+
+    try:
+        status = group_status(load_config(args.config))
+    except ConfigError as error:
+        for fault in error.faults:
+            print(f"eddy ha status: {fault}", file=sys.stderr)
+        return 2
+    except (ValueError, SQLAlchemyError) as error:
+        print(f"eddy ha status: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(json.dumps(status, indent=2) if args.json else render(status))
+    return 0
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Runs the status dashboard: a web UI over the nodes' HTTP APIs."""
+    import logging
+
+    from eddy.config import ConfigError, load_config
+    from eddy.dashboard.nodes import NodeError
+    from eddy.dashboard.server import serve_dashboard
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
+                                                   "%(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per poll otherwise
+    try:
+        config = load_config(args.config)
+        config.check_exposure()
+        return serve_dashboard(config, args.node)
+    except (ConfigError, NodeError) as error:
+        print(f"eddy dashboard: {error}", file=sys.stderr)
+        return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="eddy", description="Run Siddhi streaming-SQL apps on Apache Spark.")
@@ -132,6 +205,31 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--config", metavar="deployment.yaml",
                         help="WSO2 SP-style configuration (default: embedded defaults)")
     worker.set_defaults(func=cmd_worker)
+
+    manager = commands.add_parser("manager", help="run a manager of the fully distributed "
+                                                  "deployment (HTTPS 9543): split apps, "
+                                                  "place them on workers")
+    manager.add_argument("--config", metavar="deployment.yaml",
+                         help="WSO2 SP manager configuration (default: embedded defaults)")
+    manager.set_defaults(func=cmd_manager)
+
+    ha = commands.add_parser("ha", help="minimum HA: the state of an active/passive pair")
+    ha_commands = ha.add_subparsers(dest="ha_command", required=True, metavar="COMMAND")
+    ha_status = ha_commands.add_parser("status", help="who is active, the epoch, the last "
+                                                      "renewal and the passive's lag")
+    ha_status.add_argument("--config", metavar="deployment.yaml", required=True,
+                           help="either node's configuration (it names the databases)")
+    ha_status.add_argument("--json", action="store_true", help="machine-readable output")
+    ha_status.set_defaults(func=cmd_ha_status)
+
+    dashboard = commands.add_parser("dashboard", help="run the status dashboard (web UI, "
+                                                      "HTTPS on 127.0.0.1:9643)")
+    dashboard.add_argument("--config", metavar="deployment.yaml",
+                           help="WSO2 SP-style configuration: users, listener, datasources")
+    dashboard.add_argument("--node", action="append", metavar="HOST:PORT",
+                           help="watch this node too (added once, with the "
+                                "workerAccessCredentials of wso2.status.dashboard)")
+    dashboard.set_defaults(func=cmd_dashboard)
     _add_engine_commands(commands)
     return parser
 

@@ -41,20 +41,24 @@ def test_the_seed_curl_command_deploys_an_app_that_runs(
 
 
 def _operations(worker: WorkerProcess) -> list[tuple[str, str]]:
+    """Every operation that documents basic auth; all but ``GET /health`` do."""
     with worker.client() as client:
         spec = client.get("/openapi.json").json()
-    operations = [(method.upper(), path.replace("{app}", "TestSiddhiApp"))
-                  for path, item in spec["paths"].items() for method in item]
-    return operations + [("GET", "/openapi.json"), ("GET", "/docs")]
+    operations = [(method.upper(), path.replace("{app}", "TestSiddhiApp"), "security" in op)
+                  for path, item in spec["paths"].items() for method, op in item.items()]
+    assert [(m, p) for m, p, secured in operations if not secured] == [("GET", "/health")]
+    return [(m, p) for m, p, secured in operations if secured] + [
+        ("GET", "/openapi.json"), ("GET", "/docs")]
 
 
 def test_every_endpoint_refuses_missing_or_wrong_credentials(worker: WorkerProcess) -> None:
     operations = _operations(worker)
     assert len(operations) >= 22
     for auth in (None, ("admin", "wrong"), ("nobody", "admin")):
-        with worker.client(auth=auth) as client:
-            for method, path in operations:
-                response = client.request(method, path, content=b"")
+        with worker.client(auth=auth) as client, worker.store_client(auth=auth) as store:
+            for base, method, path in [(client, m, p) for m, p in operations] + [
+                    (store, "POST", "/stores/query")]:
+                response = base.request(method, path, content=b"")
                 assert response.status_code == 401, (method, path, auth, response.text)
                 assert response.headers["content-type"].startswith("text/plain")
                 assert response.headers["www-authenticate"] == 'Basic realm="eddy"'
@@ -197,6 +201,9 @@ def test_app_elements_and_statistics(deployed: WorkerProcess) -> None:
         assert set(node["workerMetrics"]) == {"processCPU", "systemCPU", "loadAverage",
                                               "memoryUsage"}
         assert node["uptime"] > 0 and node["memory"]["rss"] > 0
+        spark = node["spark"]  # the app runs, so Spark does, with its query
+        assert spark["running"] is True and spark["version"].count(".") == 2
+        assert spark["master"].startswith("local[") and spark["activeQueries"] >= 1
         assert client.put("/statistics", json={"statsEnable": True}).status_code == 200
         assert client.get("/statistics").json()["isStatsEnabled"] is True
         metrics = client.get("/metrics")
@@ -211,7 +218,7 @@ def test_app_elements_and_statistics(deployed: WorkerProcess) -> None:
 
 
 def test_store_queries(deployed: WorkerProcess) -> None:
-    with deployed.client() as client:
+    with deployed.store_client() as client:
         def query(body: dict[str, Any]) -> httpx.Response:
             return client.post("/stores/query", json=body)
 

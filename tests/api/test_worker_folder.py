@@ -73,11 +73,13 @@ def test_a_faulty_file_is_faulty_with_its_error_and_blocks_nothing(
         assert client.get("/siddhi-apps/Broken").json()["content"].startswith("@App:name")
         active = client.get("/siddhi-apps", params={"isActive": "true"}).json()
         assert "Stock" in active and not {"Broken", "Misnamed"} & set(active)
-        query = client.post("/stores/query", json={"appName": "Stock",
-                                                   "query": "from Last select symbol, price"})
+    with worker.store_client() as store:
+        query = store.post("/stores/query", json={"appName": "Stock",
+                                                  "query": "from Last select symbol, price"})
         assert query.status_code == 200 and query.json() == {"records": []}
-        assert client.post("/stores/query", json={"appName": "Broken",
-                                                  "query": "from T select *"}).status_code == 404
+        assert store.post("/stores/query", json={"appName": "Broken",
+                                                 "query": "from T select *"}).status_code == 404
+    with worker.client() as client:
         # A fixed file takes the app out of faulty.
         (worker.siddhi_files / "Broken.siddhi").write_text(
             "@App:name('Broken')\ndefine stream S (a int);\nfrom S select a insert into T;\n")

@@ -43,7 +43,7 @@ def store_app(worker: WorkerProcess) -> WorkerProcess:
 
 
 def _query(worker: WorkerProcess, query: str, **extra: Any) -> httpx.Response:
-    with worker.client() as client:
+    with worker.store_client() as client:
         return client.post("/stores/query", json={"appName": "StoreApp", "query": query,
                                                   **extra})
 

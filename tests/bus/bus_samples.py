@@ -6,6 +6,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from eddy.bus import Bus, PartitionRange, Retention, TopicSpec, open_bus, sqlite
 from eddy.lang.ast import Attribute, AttrType
 
 NATS_URL = os.environ.get("EDDY_TEST_NATS", "nats://127.0.0.1:4222")
-BACKENDS = ("sqlite", "nats")
+BACKENDS = ("sqlite", "nats", "kafka")
 
 ALL_TYPES = (
     Attribute("i", AttrType.INT), Attribute("l", AttrType.LONG), Attribute("f", AttrType.FLOAT),
@@ -97,11 +98,35 @@ class BusFactory:
             bus = open_bus(self.url)
             assert isinstance(bus, NatsBus)
             bus.destroy()
+        if self.backend == "kafka":
+            from eddy.bus.kafka_bus import KafkaBus
+
+            bus = open_bus(self.url)
+            assert isinstance(bus, KafkaBus)
+            bus.destroy()
 
 
-def make_factory(backend: str, tmp_path: Path) -> BusFactory:
+def kafka_bus_url(bootstrap: str, app: str) -> str:
+    """A Kafka bus URL for a test; Tansu has no DeleteRecords (see eddy.bus.kafka_bus)."""
+    return f"kafka://{bootstrap}?app={app}&delete_records=false"
+
+
+def serve(factory: BusFactory) -> Iterator[BusFactory]:
+    """A fixture's body: hands out ``factory``, and cleans up after it even on failure."""
+    try:
+        yield factory
+    finally:
+        factory.cleanup()
+
+
+def make_factory(backend: str, tmp_path: Path, kafka_bootstrap: str | None = None
+                 ) -> BusFactory:
     if backend == "sqlite":
         return BusFactory(backend, sqlite_url(tmp_path / "bus" / "bus.db"))
+    if backend == "kafka":
+        assert kafka_bootstrap is not None
+        return BusFactory(backend, kafka_bus_url(kafka_bootstrap,
+                                                 f"test-{uuid.uuid4().hex[:12]}"))
     if not nats_reachable():
         pytest.skip(f"no NATS server at {NATS_URL}; start one with: start-stop-daemon --start "
                     f"--oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 "

@@ -1,4 +1,4 @@
-"""The bus contract, checked on both real backends (SQLite file, NATS JetStream)."""
+"""The bus contract, checked on every real backend (SQLite file, NATS JetStream, Kafka)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from eddy.engine.group_query import compile_group
 from eddy.engine.layout import STORE_STREAM, InputLayout, decode_data, input_layout
 from eddy.engine.operator import STORE_ANSWERED
-from eddy.engine.runtime.aggregation.batch_step import aggregation_split
+from eddy.engine.operator_facts import physical_plan
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import check
 
@@ -100,9 +100,7 @@ def test_split_by_group_writes_the_rows_of_one_key(spark: SparkSession, tmp_path
     append_chunk(spool, layout.to_arrow(events(400)))
     split_db, one_db = tmp_path / "split.db", tmp_path / "one.db"
 
-    split_source = (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
-                    .option("path", str(spool)).load())
-    assert aggregation_split(check(app(split_db)), [], split_source, layout, False) is not None
+    assert _splits(check(app(split_db)), layout, clock=True, on_demand=False)
 
     run(spark, app(split_db), layout, spool, tmp_path / "ck-split", on_demand=False)
     outputs = run(spark, app(one_db), layout, spool, tmp_path / "ck-one", on_demand=True)
@@ -121,19 +119,23 @@ def test_split_by_group_writes_the_rows_of_one_key(spark: SparkSession, tmp_path
     assert any(row[1] < row[0] for row in late)
 
 
-def test_the_split_is_only_taken_where_it_is_exact(spark: SparkSession, tmp_path: Path) -> None:
-    register_sources(spark)
+def _splits(analyzed: Any, layout: InputLayout, *, clock: bool, on_demand: bool) -> bool:
+    """Whether the physical planner splits the aggregation step by group (its rule 5.1)."""
+    runtime = physical_plan(analyzed, layout, clock=clock, on_demand=on_demand).runtime
+    assert runtime is not None and runtime.operator == "aggregation-step"
+    return runtime.key.kind == "buckets"
+
+
+def test_the_split_is_only_taken_where_it_is_exact(tmp_path: Path) -> None:
     layout = input_layout(check(app(tmp_path / "x.db")))
-    with_clock = (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
-                  .option("path", str(tmp_path)).load())
-    without = (spark.readStream.format(FORMAT).schema(layout.spark_schema())
-               .option("path", str(tmp_path)).load())
     analyzed = check(app(tmp_path / "x.db"))
-    assert aggregation_split(analyzed, [], with_clock, layout, on_demand=False) is not None
-    assert aggregation_split(analyzed, [], with_clock, layout, on_demand=True) is None
-    assert aggregation_split(analyzed, [], without, layout, on_demand=False) is None
+    assert _splits(analyzed, layout, clock=True, on_demand=False)
+    key = physical_plan(analyzed, layout, clock=True, on_demand=False).runtime
+    assert key is not None and key.key.attributes == (("Trades", "symbol"),)
+    assert not _splits(analyzed, layout, clock=True, on_demand=True)
+    assert not _splits(analyzed, layout, clock=False, on_demand=False)
     in_memory = app(tmp_path / "x.db").replace(
         f"@store(type='rdbms', jdbc.url='jdbc:sqlite:{tmp_path / 'x.db'}')\n", "", 1)
-    assert aggregation_split(check(in_memory), [], with_clock, layout, False) is None
+    assert not _splits(check(in_memory), layout, clock=True, on_demand=False)
     doubles = check(app(tmp_path / "x.db", group_type="double"))
-    assert aggregation_split(doubles, [], with_clock, input_layout(doubles), False) is None
+    assert not _splits(doubles, input_layout(doubles), clock=True, on_demand=False)

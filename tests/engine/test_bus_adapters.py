@@ -240,14 +240,18 @@ def _nats_reachable() -> bool:
         return False
 
 
-def test_filter_app_over_nats(spark: Any, tmp_path: Path) -> None:
-    if not _nats_reachable():
-        pytest.skip(f"no NATS server at {NATS_URL}")
-    from eddy.bus.nats_bus import NatsBus
-
-    url = f"{NATS_URL}?app=test-{uuid.uuid4().hex[:12]}"
+@pytest.mark.parametrize("backend", ["nats", "kafka"])
+def test_filter_app_over_a_networked_bus(spark: Any, tmp_path: Path, backend: str,
+                                         request: pytest.FixtureRequest) -> None:
+    app = f"test-{uuid.uuid4().hex[:12]}"
+    if backend == "nats":
+        if not _nats_reachable():
+            pytest.skip(f"no NATS server at {NATS_URL}")
+        url = f"{NATS_URL}?app={app}"
+    else:  # Tansu (tests/kafka_broker.py) has no DeleteRecords
+        url = f"kafka://{request.getfixturevalue('kafka_bootstrap')}?app={app}" \
+            "&delete_records=false"
     bus = open_bus(url)
-    assert isinstance(bus, NatsBus)
     runner = _runner(spark, url, tmp_path / "checkpoint", app=FILTER_APP)
     try:
         runner.start()
@@ -259,7 +263,7 @@ def test_filter_app_over_nats(spark: Any, tmp_path: Path) -> None:
             {"timestamp": ts, "data": [room, 2 * t]} for ts, room, t in TEMPS if t > 25.0]
     finally:
         runner.stop()
-        bus.destroy()
+        bus.destroy()  # type: ignore[attr-defined]
         bus.close()
 
 

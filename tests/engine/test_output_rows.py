@@ -61,13 +61,14 @@ def test_decoded_columns_hold_each_value_as_its_attribute_type(
 
 
 def test_spark_objects_take_arrows_reader_and_keep_their_rows() -> None:
-    """Objects with every value as Arrow takes it, in many rows: the reader's path."""
-    rows = [(k, 2**40 + k, 0.5, k / 4, f"r{k}", k % 2 == 0, json.dumps({"k": k}))
-            for k in range(5000)]
-    texts = pa.chunked_array([pa.array([_text(r, True) for r in rows[:2500]]),
-                              pa.array([_text(r, True) for r in rows[2500:]])])
+    """Objects with every value as Arrow takes it, in many rows: the reader's path. An
+    ``object`` attribute's value is embedded as itself and comes out as its JSON text."""
+    sent = [(k, 2**40 + k, 0.5, k / 4, f"r{k}", k % 2 == 0, {"k": k}) for k in range(5000)]
+    texts = pa.chunked_array([pa.array([_text(r, True) for r in sent[:2500]]),
+                              pa.array([_text(r, True) for r in sent[2500:]])])
     columns = decode_values(texts, ATTRIBUTES)
-    assert [tuple(c[k].as_py() for c in columns) for k in (0, 4999)] == [rows[0], rows[4999]]
+    want = [(*sent[k][:-1], json.dumps(sent[k][-1])) for k in (0, 4999)]
+    assert [tuple(c[k].as_py() for c in columns) for k in (0, 4999)] == want
     assert [c.type for c in columns] == [pa.int32(), pa.int64(), pa.float32(), pa.float64(),
                                          pa.string(), pa.bool_(), pa.string()]
 

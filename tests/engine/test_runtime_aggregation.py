@@ -235,6 +235,7 @@ def test_column_batches_give_the_rows_of_event_by_event() -> None:
     event = arrival - np.where(late, rng.integers(1000, 90_000, n), 0)
     stamps = np.array([datetime.fromtimestamp(t / 1000, timezone.utc)
                        .strftime("%Y-%m-%d %H:%M:%S") for t in event], dtype=object)
+    stamps[rng.random(n) < 0.01] = "June 1, 2017 4:05:50 AM"  # unreadable: the event is dropped
     syms = np.array(["a", "b", "c"], dtype=object)[rng.integers(0, 3, n)]
     venues = rng.integers(0, 2, n)
     prices = rng.random(n) * 100

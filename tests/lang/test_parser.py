@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eddy.lang.ast import (
-    AbsentStreamStateElement, AggregationDefinition, AnonymousInputStream, AttrType,
+    AbsentStreamStateElement, AggregationDefinition, AllAttributes, AnonymousInputStream, AttrType,
     BinaryOperation, Constant, CountStateElement, Definition, DeleteStream, EveryStateElement,
     Filter, FunctionCall, FunctionDefinition, In, InsertIntoStream, IsNull, IsNullStream,
-    JoinInputStream, LogicalStateElement, Negate, NextStateElement, Node, Not, OnDemandQuery,
+    JoinInputStream, LogicalStateElement, NextStateElement, Node, Not, OnDemandQuery,
     Partition, Query, RangePartitionType, ReturnStream, Selector, SetAssignment, SiddhiApp,
     SingleInputStream, StateInputStream, StoreInput, StreamDefinition, StreamFunction,
     StreamStateElement, TableDefinition, TimeConstant, TriggerDefinition, UpdateOrInsertStream,
@@ -153,12 +153,19 @@ def test_time_constants(text: str, millis: int) -> None:
                                           v("c"))),
     ("(a + b) % 2", BinaryOperation("%", BinaryOperation("+", v("a"), v("b")), i(2))),
     ("a - -1", BinaryOperation("-", v("a"), i(-1))),
-    ("-(a + b)", Negate(BinaryOperation("+", v("a"), v("b")))),
-    ("-(5)", Negate(i(5))),
     ("a + b is null", BinaryOperation("+", v("a"), IsNull(v("b")))),
 ])
 def test_operator_precedence(text: str, tree: object) -> None:
     assert parse_expression(text) == tree
+
+
+@pytest.mark.parametrize("text, column", [("-a", 1), ("- a", 2), ("+a", 1), ("-(a + b)", 2),
+                                          ("-f(x)", 1), ("2 * -a", 5), ("-1 sec", 1)])
+def test_a_sign_precedes_only_a_number_literal(text: str, column: int) -> None:
+    with pytest.raises(SiddhiAppError) as caught:
+        parse_expression(text)
+    assert caught.value.kind == "syntax" and caught.value.column == column
+    assert "can only precede a number literal" in caught.value.message
 
 
 @pytest.mark.parametrize("text, tree", [
@@ -168,7 +175,7 @@ def test_operator_precedence(text: str, tree: object) -> None:
     ("!S.x", v("x", "S", fault=True)), ("`from`", v("from")),
     ("e1[0] is null", IsNullStream("e1", 0)), ("#S is null", IsNullStream("S", inner=True)),
     ("e1 is null", IsNull(v("e1"))), ("f(a) is null", IsNull(FunctionCall(None, "f", (v("a"),)))),
-    ("count()", FunctionCall(None, "count")), ("count(*)", FunctionCall(None, "count")),
+    ("count()", FunctionCall(None, "count")), ("count(*)", FunctionCall(None, "count", (AllAttributes(),))),
     ("str:concat(a, 'b')", FunctionCall("str", "concat", (v("a"), Constant("b", AttrType.STRING)))),
     ("max(min)", FunctionCall(None, "max", (v("min"),))),
     ("x in T", In(v("x"), "T")),

@@ -173,11 +173,11 @@ def test_duplicate_keys_bad_yaml_and_missing_environment_variables_are_faults(
     assert config.model.siddhi.properties.shardId == "shard-7"
 
 
-def test_only_the_file_persistence_store_is_accepted() -> None:
+def test_incremental_persistence_stores_are_refused() -> None:
     [fault] = faults("state.persistence:\n  persistenceStore: org.wso2.carbon.stream.processor"
-                     ".core.persistence.DBPersistenceStore\n")
+                     ".core.persistence.IncrementalDBPersistenceStore\n")
     assert fault.startswith("/etc/eddy/deployment.yaml:2: state.persistence.persistenceStore: "
-                            "eddy keeps revisions on the file system only")
+                            "eddy keeps full revisions on the file system or in a database")
 
 
 def test_embedded_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,3 +231,21 @@ def test_real_time_batches_end_before_each_persisting() -> None:
     assert batch_s("eddy:\n  realTimeBatchS: 300\n" + persisted.format(1)) == 30
     assert batch_s("eddy:\n  realTimeBatchS: 300\n" + persisted.format(60)) == 300
     assert batch_s(persisted.format(1)) is None
+
+
+def test_wso2_bootstrap_urls_make_the_bus_kafka_and_zookeeper_is_not_needed() -> None:
+    config = parse_config(
+        "cluster.config:\n  groupId: sp\n"
+        "deployment.config:\n  type: distributed\n  bootstrapURLs: k1:9092,k2:9092\n"
+        "  zooKeeperConfig:\n    zooKeeperURLs: zk:2181\n    connectionTimeout: 10000\n",
+        Path("d.yaml"), "manager")  # a distributed worker's file names its managers instead
+    assert config.bus_url == "kafka://k1:9092,k2:9092?app=sp"
+    assert config.bus_notes() == [
+        "deployment.config zooKeeperURLs (zk:2181) is not needed: the Kafka bus creates "
+        "its topics through the brokers (bootstrapURLs)"]
+    flat = parse_config("deployment.config:\n  bootstrapURLs: k1:9092\n  zooKeeperURLs: zk:2181\n",
+                        Path("d.yaml"))
+    assert flat.bus_url == "kafka://k1:9092?app=eddy" and len(flat.bus_notes()) == 1
+    explicit = parse_config("deployment.config:\n  bootstrapURLs: k1:9092\n"
+                            "eddy:\n  busUrl: nats://n:4222?app=x\n", Path("d.yaml"))
+    assert explicit.bus_url == "nats://n:4222?app=x" and explicit.bus_notes() == []

@@ -21,20 +21,25 @@ import psutil
 from polling import free_port, wait_for
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-SPARK_START_S = 180.0  # a loaded 2-core machine has taken 30 s to start Spark
+SPARK_START_S = 420.0  # a 2-core machine under seven test runs has taken 200 s to start Spark
 ADMIN = ("admin", "admin")
 
 
 def deployment_yaml(https_port: int, http_port: int | None = None, extra: str = "",
-                    eddy: str = "") -> str:
-    """A worker's config: HTTPS (and HTTP) on loopback, data under ``data``; ``eddy`` adds
-    lines to the ``eddy:`` block, ``extra`` adds blocks."""
+                    eddy: str = "", store_port: int | None = None) -> str:
+    """A worker's config: HTTPS (and HTTP) on loopback, the store query API on HTTPS at
+    ``store_port``, data under ``data``; ``eddy`` adds lines to the ``eddy:`` block,
+    ``extra`` adds blocks."""
     listeners = (f"    - id: msf4j-https\n      host: 127.0.0.1\n      port: {https_port}\n"
                  f"      scheme: https\n")
     if http_port is not None:
         listeners += f"    - id: default\n      host: 127.0.0.1\n      port: {http_port}\n"
+    store = ""
+    if store_port is not None:
+        store = (f"siddhi.stores.query.api:\n  listenerConfigurations:\n    - id: msf4j-https\n"
+                 f"      host: 127.0.0.1\n      port: {store_port}\n      scheme: https\n")
     return (f"wso2.carbon:\n  id: test-worker\nwso2.transport.http:\n"
-            f"  listenerConfigurations:\n{listeners}eddy:\n  dataDir: data\n"
+            f"  listenerConfigurations:\n{listeners}{store}eddy:\n  dataDir: data\n"
             f"  deploymentPollIntervalMs: 100\n{eddy}  spark:\n    conf:\n"
             f"      spark.sql.shuffle.partitions: 1\n{extra}")
 
@@ -46,10 +51,11 @@ class WorkerProcess:
         self.home = home
         self.port = free_port()
         self.http_port = free_port()
+        self.store_port = free_port()
         home.mkdir(parents=True, exist_ok=True)
         self.config = home / "deployment.yaml"
         self.config.write_text(deployment_yaml(self.port, self.http_port, extra_config,
-                                                   eddy_config))
+                                               eddy_config, self.store_port))
         self.log = home / "worker.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.base_url = f"https://localhost:{self.port}"
@@ -86,10 +92,18 @@ class WorkerProcess:
             return False
 
     def client(self, auth: tuple[str, str] | None = ADMIN) -> httpx.Client:
-        """An HTTPS client that trusts only the worker's self-signed certificate."""
+        """An HTTPS client of the worker API that trusts only the worker's self-signed
+        certificate."""
+        return self._client(self.base_url, auth)
+
+    def store_client(self, auth: tuple[str, str] | None = ADMIN) -> httpx.Client:
+        """An HTTPS client of the store query API (its own listener)."""
+        return self._client(f"https://localhost:{self.store_port}", auth)
+
+    def _client(self, base_url: str, auth: tuple[str, str] | None) -> httpx.Client:
         context = ssl.create_default_context(
             cafile=str(self.data / "security" / "eddy-worker.crt"))
-        return httpx.Client(base_url=self.base_url, auth=auth, verify=context, timeout=60)
+        return httpx.Client(base_url=base_url, auth=auth, verify=context, timeout=60)
 
     def status(self, app: str, client: httpx.Client | None = None) -> dict[str, Any]:
         """The app's status body, ``{"status": "absent"}`` when it is not deployed."""

@@ -55,10 +55,14 @@ class RevisionResponse(BaseModel):
 
 
 class AppStatistics(BaseModel):
+    """One app in ``GET /siddhi-apps/statistics``; ``siddhiStatEnabledLevel`` repeats the
+    level because WSO2's status dashboard reads that field (WSO2's bean sends both)."""
+
     appName: str
     status: Literal["active", "inactive", "faulty", "passive"]
     age: int
     isStatEnabled: Literal["OFF", "BASIC", "DETAIL"]
+    siddhiStatEnabledLevel: Literal["OFF", "BASIC", "DETAIL"]
 
 
 class StatsRequest(BaseModel):
@@ -102,21 +106,71 @@ class WorkerMetrics(BaseModel):
     memoryUsage: float
 
 
+class SparkStatus(BaseModel):
+    """The node's Spark (eddy's own field of ``/statistics``): absent figures while no
+    SparkContext runs (a worker starts Spark with its first app)."""
+
+    running: bool
+    version: str | None = None
+    master: str | None = None
+    appId: str | None = None
+    activeQueries: int | None = None
+    uiUrl: str | None = None
+    uiPort: int | None = None
+
+
 class NodeStatistics(BaseModel):
-    """``GET /statistics`` (digest §5.4), plus ``uptime`` in milliseconds."""
+    """``GET /statistics`` as WSO2 SP 4.4 answers it (``haStatus`` only in a cluster, the
+    sync and snapshot times as its role has them), plus ``uptime`` (ms) and ``memory``."""
 
     workerMetrics: WorkerMetrics
-    haStatus: str
+    haStatus: Literal["Active", "Passive"] | None = None
     runningStatus: str
     isStatsEnabled: bool
     clusterID: str
-    lastSyncTime: str
-    lastSnapshotTime: str
-    osName: str
+    lastSyncTime: str | None = None
+    lastSnapshotTime: str | None = None
+    osName: Literal["windows", "other"]
     isInSync: bool
     message: str
     uptime: int
     memory: dict[str, int]
+    spark: SparkStatus | None = None
+
+
+class SystemDetails(BaseModel):
+    """``GET /system-details``: WSO2's 14 fields (the ``java…`` ones describe the JVM that
+    runs Spark for this worker), then eddy's own."""
+
+    carbonId: str
+    javaRuntimeName: str
+    javaVMVersion: str
+    javaVMVendor: str
+    javaHome: str
+    javaVersion: str
+    osName: str
+    osVersion: str
+    userHome: str
+    userTimezone: str
+    userName: str
+    userCountry: str
+    repoLocation: str
+    serverStartTime: str
+    eddyVersion: str
+    pythonVersion: str
+    pythonImplementation: str
+    osArch: str
+    storeQueryListeners: list[dict[str, Any]] = []
+    """Where this node serves the store query API (``scheme``, ``host``, ``port``): WSO2
+    serves it on listeners of its own, which a client of ``/system-details`` (eddy's
+    dashboard) cannot otherwise find."""
+
+
+class ServerStatus(BaseModel):
+    """``GET /health``: ``active`` (200), or why this node takes no traffic (503)."""
+
+    status: Literal["active", "passive", "starting"]
+    message: str | None = None
 
 
 def success(message: str, status_code: int = 200,
@@ -137,17 +191,21 @@ def conflict(message: str) -> JSONResponse:
     return JSONResponse({"type": "conflict", "message": message}, 409)
 
 
-def validation_error(error: SiddhiAppError) -> JSONResponse:
-    """400 with WSO2's validation body plus the fault's kind, line, column and end."""
+def validation_error(error: SiddhiAppError, hint: str | None = None) -> JSONResponse:
+    """400 with WSO2's validation body plus the fault's kind, line, column and end; the
+    message ends with the fault's hint and ``hint`` (about how the app arrived)."""
     body: dict[str, Any] = {"code": VALIDATION_ERROR, "type": "validation error"}
     body.update(error.to_dict())
-    body["message"] = error.message if error.hint is None else f"{error.message} " \
-        f"(hint: {error.hint})"
+    hints = [h for h in (error.hint, hint) if h]
+    body["message"] = error.message + "".join(f" (hint: {h})" for h in hints)
     return JSONResponse(body, 400)
 
 
-def invalid(message: str, line: int = 1, column: int = 0) -> JSONResponse:
+def invalid(message: str, line: int = 1, column: int = 0,
+            hint: str | None = None) -> JSONResponse:
     """400 validation error without a SiddhiAppError (a missing or unusable name)."""
+    if hint:
+        message += f" (hint: {hint})"
     return JSONResponse({"code": VALIDATION_ERROR, "type": "validation error",
                          "message": message, "line": line, "column": column}, 400)
 

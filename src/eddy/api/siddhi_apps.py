@@ -31,6 +31,17 @@ R400: dict[int | str, dict[str, Any]] = {400: {"description": "The app is not va
 UNDEPLOY_WAIT_S = 120
 
 
+ONE_LINE_HINT = ("the app arrived as a single line; if it was written on several, the "
+                 "client joined them, as curl -d @file does: send it with curl --data-binary "
+                 "@file, which keeps its line breaks")
+
+
+def one_line_hint(text: str) -> str | None:
+    """The hint for an app that arrived on one line (``curl -d`` strips line breaks, which
+    glues ``insert into X`` to the next line's text or comments out the rest after ``--``)."""
+    return ONE_LINE_HINT if "\n" not in text.strip() else None
+
+
 def validated_name(text: str) -> str | JSONResponse:
     """The app's name when the app is valid, else the 400 response to send."""
     try:
@@ -39,18 +50,18 @@ def validated_name(text: str) -> str | JSONResponse:
 
         build_plan(analyzed)
     except SiddhiAppError as error:
-        return bodies.validation_error(error)
+        return bodies.validation_error(error, one_line_hint(text))
     name = analyzed.app.name
     if name is None:
         return bodies.invalid("the app has no @App:name('…') annotation; the worker names "
-                              "its file after it")
+                              "its file after it", hint=one_line_hint(text))
     try:
         return check_name(name)
     except BadAppName as error:
         return bodies.invalid(str(error))
 
 
-async def _app_text(request: Request) -> str | JSONResponse:
+async def app_text(request: Request) -> str | JSONResponse:
     body = await request.body()
     try:
         return body.decode("utf-8")
@@ -87,7 +98,7 @@ def router(worker: Worker) -> APIRouter:
               responses={201: {"model": bodies.ApiResponse}, 409: {"model": bodies.ApiResponse},
                          **R400, **R500})
     async def post_app(request: Request) -> Response:
-        text = await _app_text(request)
+        text = await app_text(request)
         if isinstance(text, JSONResponse):
             return text
         return await run_in_threadpool(save, text, replace=False)
@@ -96,7 +107,7 @@ def router(worker: Worker) -> APIRouter:
              responses={200: {"model": bodies.ApiResponse}, 201: {"model": bodies.ApiResponse},
                         **R400, **R500})
     async def put_app(request: Request) -> Response:
-        text = await _app_text(request)
+        text = await app_text(request)
         if isinstance(text, JSONResponse):
             return text
         return await run_in_threadpool(save, text, replace=True)
@@ -115,7 +126,8 @@ def router(worker: Worker) -> APIRouter:
                                 404)
         now = int(time.time() * 1000)
         return [{"appName": v.name, "status": v.state, "age": max(0, now - v.deployed_at_ms),
-                 "isStatEnabled": v.stat_level} for v in views]
+                 "isStatEnabled": v.stat_level, "siddhiStatEnabledLevel": v.stat_level}
+                for v in views]
 
     @api.put("/statistics", summary="Set the statistics level of every app",
              response_model=bodies.ApiResponse)

@@ -6,7 +6,9 @@ column (WSO2 SP answers 500 for those); a query that fails while it runs (a bad 
 value) is a 400 with the engine's message. A valid query runs against the app's live state
 at its place in the app's input (``GroupRunner.store_query``): a find answers
 ``{"records": [[…], …]}``, a mutation ``{"records": []}``; ``"details": true`` adds each
-column's name and type.
+column's name and type. A passive HA node answers 503: its apps' state follows the active
+node's and is not what clients should read (WSO2 SP stops this service on a passive node).
+It is served on its own listeners (``siddhi.stores.query.api``), not the worker API's.
 """
 
 from __future__ import annotations
@@ -30,8 +32,13 @@ def router(worker: Worker) -> APIRouter:
               response_model_exclude_none=True, summary="Run an on-demand query on an app",
               responses={400: {"model": bodies.StoreQueryError},
                          404: {"model": bodies.StoreQueryError},
-                         500: {"model": bodies.StoreQueryError}})
+                         500: {"model": bodies.StoreQueryError},
+                         503: {"model": bodies.StoreQueryError}})
     def store_query(request: bodies.StoreQueryRequest) -> Any:
+        role = worker.role()
+        if not role.is_active:
+            return bodies.store_error(503, f"this node is {role.status}: the store query API "
+                                           f"is served by the active node only")
         if not request.appName.strip() or not request.query.strip():
             return bodies.store_error(400, "appName and query must not be empty")
         try:

@@ -11,8 +11,9 @@ Plain Python (no Spark): sources, HTTP receivers, the Spark data source adapters
         ends = bus.end_offsets("TempStream")
         for batch in bus.read("TempStream", 0, 0, ends[0]): ...
 
-Backends: :mod:`eddy.bus.sqlite_bus` (embedded default) and :mod:`eddy.bus.nats_bus`
-(JetStream); URLs in :mod:`eddy.bus.url`; partition routing in :mod:`eddy.bus.routing`.
+Backends: :mod:`eddy.bus.sqlite_bus` (embedded default), :mod:`eddy.bus.nats_bus`
+(JetStream) and :mod:`eddy.bus.kafka_bus`; URLs in :mod:`eddy.bus.url`; partition routing in
+:mod:`eddy.bus.routing`.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from eddy.bus.errors import (
 )
 from eddy.bus.retention import Retention
 from eddy.bus.topic import SEQ, TS, PartitionRange, TopicSpec
-from eddy.bus.url import default_url, open_bus, sqlite_url
+from eddy.bus.url import default_url, kafka_url, open_bus, sqlite_url
 
 __all__ = [
     "SEQ", "TS", "BatchSchemaError", "Bus", "BusError", "BusURLError", "PartitionRange",
     "Retention", "SequenceRangeError", "TopicConflictError", "TopicSpec", "TopicSpecError",
-    "UnknownTopicError", "default_url", "open_bus", "sqlite_url",
+    "UnknownTopicError", "default_url", "kafka_url", "open_bus", "sqlite_url",
 ]

@@ -200,3 +200,10 @@ class Bus(ABC):
         if start < 0 or end < start:
             raise SequenceRangeError(
                 f"topic '{spec.name}': invalid range [{start}, {end})")
+
+    def _read_spec(self, topic: str, partition: int, start: int, end: int) -> TopicSpec:
+        """The topic a read of ``[start, end)`` of ``partition`` names, once both are valid."""
+        spec = self.topic(topic)
+        self._check_partition(spec, partition)
+        self._check_range(spec, start, end)
+        return spec

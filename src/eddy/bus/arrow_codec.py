@@ -32,6 +32,12 @@ ARROW_TYPES: dict[AttrType, pa.DataType] = {
 COMPRESSIONS = ("none", "lz4", "zstd")
 
 
+def check_compression(compression: str) -> None:
+    """Refuses a codec name Arrow IPC does not know, before any batch is written with it."""
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of {COMPRESSIONS}, not {compression!r}")
+
+
 def now_ms() -> int:
     """The current time in epoch milliseconds, as ``_ts`` stamps it."""
     return time.time_ns() // 1_000_000

@@ -28,6 +28,15 @@ a few more messages, else with an ephemeral pull consumer (no acks, in memory) f
 next stream sequence, fetching ahead of the caller. One direct get per message is
 round-trip bound; the consumer pipelines (numbers in ``bench/bus_throughput.py``).
 
+**A JetStream cluster** (``replicas=3``): the bus connects to every seed server given and
+reconnects to another when its server goes; each request rides out the loss of a server and
+the election of a new stream leader for up to ``failover_s`` (appends by resending the same
+message id, reads by asking again — :mod:`eddy.bus.nats_retry`); single messages come from
+the stream leader, so no replica that lags is asked; a read whose consumer was lost with
+its server locates the next event afresh and carries on. JetStream acknowledges an append
+only once a majority of replicas stored it, so losing one node of three loses nothing
+acknowledged.
+
 **Retention** is eddy's, not JetStream's (JetStream limits would ignore committed
 positions): ``trim`` lists each partition's messages with a headers-only consumer and
 purges the subject below the first message it must keep. The last message of a partition
@@ -42,7 +51,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
 import nats
@@ -72,6 +81,7 @@ from eddy.bus.errors import BusError, SequenceRangeError, TopicConflictError
 from eddy.bus.loop_thread import LoopThread
 from eddy.bus.nats_log import Cursor, Message, PartitionLog, StreamLogs
 from eddy.bus.nats_names import NatsNames
+from eddy.bus.nats_retry import retrying
 from eddy.bus.retention import Retention, removable_prefix
 from eddy.bus.topic import PartitionRange, TopicSpec
 
@@ -82,6 +92,12 @@ STORAGE_TYPES = ("file", "memory")
 _STREAM_CONFIG_DIFFERS = 10058
 _HEADER_ROOM = 16 * 1024  # of the server's max_payload, kept for headers
 _DIRECT_READ_MESSAGES = 4  # a range needing more messages than this is read by a consumer
+_RECONNECT_WAIT_S = 0.5  # before trying a server again; another seed is tried at once
+_CONNECT_ROUNDS = 3  # tries per seed server when the bus is opened
+# A server that hangs (paused, partitioned) keeps its TCP connection open: the client finds
+# out only when pings go unanswered, so ping often enough to leave it within seconds.
+_PING_INTERVAL_S = 2
+_MAX_OUTSTANDING_PINGS = 3
 
 
 class NatsBus(Bus):
@@ -89,13 +105,12 @@ class NatsBus(Bus):
 
     def __init__(self, servers: Sequence[str], app: str, *, retention: Retention | None = None,
                  dedup_window_s: float = 600.0, storage: str = "file", replicas: int = 1,
-                 compression: str = "none", timeout_s: float = 10.0) -> None:
+                 compression: str = "none", timeout_s: float = 10.0,
+                 failover_s: float = 60.0) -> None:
         super().__init__()
         if storage not in STORAGE_TYPES:
             raise ValueError(f"storage must be one of {STORAGE_TYPES}, not {storage!r}")
-        if compression not in arrow_codec.COMPRESSIONS:
-            raise ValueError(
-                f"compression must be one of {arrow_codec.COMPRESSIONS}, not {compression!r}")
+        arrow_codec.check_compression(compression)
         self.names = NatsNames(app)
         self.retention = retention or Retention()
         self._dedup_window_s = dedup_window_s
@@ -103,6 +118,7 @@ class NatsBus(Bus):
         self._replicas = replicas
         self._compression = compression
         self._timeout = timeout_s
+        self._failover = failover_s
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._logs_lock = threading.Lock()
         self._ends: dict[str, tuple[int, list[int]]] = {}
@@ -120,14 +136,34 @@ class NatsBus(Bus):
         async def on_error(error: Exception) -> None:
             log.warning("NATS bus %s: %s", self.names.app, error)
 
+        async def on_disconnect() -> None:
+            if not self._nc.is_closed:  # not this bus's own close()
+                log.warning("NATS bus %s: disconnected; reconnecting", self.names.app)
+
+        async def on_reconnect() -> None:
+            url = self._nc.connected_url
+            log.warning("NATS bus %s: reconnected to %s", self.names.app,
+                        url.netloc if url is not None else "?")
+
         self._nc: Client = await nats.connect(
             servers=servers, name=f"eddy-bus:{self.names.app}", error_cb=on_error,
-            connect_timeout=self._timeout)
+            disconnected_cb=on_disconnect, reconnected_cb=on_reconnect,
+            connect_timeout=self._timeout, reconnect_time_wait=_RECONNECT_WAIT_S,
+            max_reconnect_attempts=_CONNECT_ROUNDS, ping_interval=_PING_INTERVAL_S,
+            max_outstanding_pings=_MAX_OUTSTANDING_PINGS)
+        # Bounded tries to reach a server at first (a wrong URL fails), then never give up:
+        # a long-lived bus must come back when its servers do; requests time out meanwhile.
+        self._nc.options["max_reconnect_attempts"] = -1
         self._js: JetStreamContext = self._nc.jetstream(timeout=self._timeout)
-        self._streams = StreamLogs(self._nc, self._js, self.names.stream, self._timeout)
+        self._streams = StreamLogs(self._nc, self._js, self.names.stream, self._timeout,
+                                   failover_s=self._failover, leader_reads=self._replicas > 1)
         self._max_record_bytes = self._nc.max_payload - _HEADER_ROOM
-        await self._ensure_stream()
-        self._kv: KeyValue = await self._ensure_bucket()
+        await self._retrying(self._ensure_stream, "creating the stream")
+        self._kv: KeyValue = await self._retrying(self._ensure_bucket, "creating the bucket")
+
+    async def _retrying(self, request: Callable[[], Awaitable[T]], what: str) -> T:
+        return await retrying(request, f"NATS bus of app '{self.names.app}': {what}",
+                              self._failover)
 
     async def _ensure_stream(self) -> None:
         config = StreamConfig(
@@ -179,7 +215,8 @@ class NatsBus(Bus):
         async def delete() -> None:
             for name in (self.names.stream, f"KV_{self.names.bucket}"):
                 try:
-                    await self._js.delete_stream(name)
+                    await self._retrying(lambda: self._js.delete_stream(name),
+                                         f"deleting {name}")
                 except NotFoundError:
                     pass
 
@@ -202,10 +239,12 @@ class NatsBus(Bus):
 
     async def _create_topic(self, spec: TopicSpec) -> None:
         key = self.names.topic_key(spec.name)
+        what = f"creating topic '{spec.name}'"
         try:
-            await self._kv.create(key, spec.to_json().encode())
-        except KeyWrongLastSequenceError:
-            existing = TopicSpec.from_json((await self._kv.get(key)).value or b"")
+            await self._retrying(lambda: self._kv.create(key, spec.to_json().encode()), what)
+        except KeyWrongLastSequenceError:  # it exists (perhaps created by a lost answer)
+            existing = TopicSpec.from_json(
+                (await self._retrying(lambda: self._kv.get(key), what)).value or b"")
             if existing != spec:
                 raise TopicConflictError(
                     f"topic '{spec.name}' already exists as {existing}, not {spec}") from None
@@ -213,7 +252,8 @@ class NatsBus(Bus):
     def _load_topic(self, name: str) -> TopicSpec | None:
         async def load() -> TopicSpec | None:
             try:
-                entry = await self._kv.get(self.names.topic_key(name))
+                entry = await self._retrying(lambda: self._kv.get(self.names.topic_key(name)),
+                                             f"reading topic '{name}'")
             except (KeyNotFoundError, KeyDeletedError):
                 return None
             return TopicSpec.from_json(entry.value or b"")
@@ -228,6 +268,10 @@ class NatsBus(Bus):
 
     async def _kv_values(self, pattern: str) -> list[tuple[str, bytes]]:
         """Current (key, value) pairs of the bucket's keys matching ``pattern``."""
+        return await self._retrying(lambda: self._kv_values_once(pattern),
+                                    f"listing {pattern}")
+
+    async def _kv_values_once(self, pattern: str) -> list[tuple[str, bytes]]:
         watcher = await self._kv.watch(pattern, ignore_deletes=True)
         values = []
         try:
@@ -301,9 +345,7 @@ class NatsBus(Bus):
         return self._run(starts())
 
     def read(self, topic: str, partition: int, start: int, end: int) -> Iterator[pa.RecordBatch]:
-        spec = self.topic(topic)
-        self._check_partition(spec, partition)
-        self._check_range(spec, start, end)
+        spec = self._read_spec(topic, partition, start, end)
         if start == end:
             return iter(())
         state = self._log(spec, partition)
@@ -323,25 +365,31 @@ class NatsBus(Bus):
     def _events(self, spec: TopicSpec, partition: int, state: PartitionLog, first: Message,
                 start: int, end: int) -> Iterator[pa.RecordBatch]:
         where = f"topic '{spec.name}' partition {partition}"
-        yield from arrow_codec.slice_record(arrow_codec.decode(first.data),
-                                            first.ref.first_seq, start, end)
-        if first.ref.end_seq >= end:
-            return
-        if end - first.ref.end_seq <= _DIRECT_READ_MESSAGES * first.ref.count:
-            messages = self._walk_direct(state, first, end)
-        else:
-            messages = self._walk_cursor(state, first, end)
-        expected = first.ref.end_seq
-        for message in messages:
-            if message.ref.first_seq != expected:
-                raise SequenceRangeError(f"{where}: events from {expected} on are no longer "
-                                         f"stored")
+        message = first
+        while True:
             yield from arrow_codec.slice_record(arrow_codec.decode(message.data),
                                                 message.ref.first_seq, start, end)
             expected = message.ref.end_seq
             if expected >= end:
                 return
-        raise SequenceRangeError(f"{where}: events from {expected} on are no longer stored")
+            for message in self._walk(state, message, end):
+                if message.ref.first_seq != expected:
+                    raise SequenceRangeError(f"{where}: events from {expected} on are no "
+                                             f"longer stored")
+                yield from arrow_codec.slice_record(arrow_codec.decode(message.data),
+                                                    message.ref.first_seq, start, end)
+                expected = message.ref.end_seq
+                if expected >= end:
+                    return
+            # The walk stopped short: its consumer went with a server, or retention removed
+            # the rest. Asking the stream leader for the next event tells which.
+            message = self._run(self._streams.locate(state, expected, where))
+
+    def _walk(self, state: PartitionLog, first: Message, end: int) -> Iterator[Message]:
+        """Messages after ``first`` towards event ``end``, by the cheaper way for the range."""
+        if end - first.ref.end_seq <= _DIRECT_READ_MESSAGES * first.ref.count:
+            return self._walk_direct(state, first, end)
+        return self._walk_cursor(state, first, end)
 
     def _walk_direct(self, state: PartitionLog, first: Message, end: int) -> Iterator[Message]:
         """Messages after ``first`` by direct gets, one request ahead of the caller."""
@@ -386,16 +434,17 @@ class NatsBus(Bus):
         self._check_partition(spec, partition)
         if seq < 0:
             raise SequenceRangeError(f"topic '{topic}': cannot commit position {seq}")
-        self._run(self._kv.put(self.names.commit_key(topic, partition, consumer),
-                               str(seq).encode()))
+        key, value = self.names.commit_key(topic, partition, consumer), str(seq).encode()
+        self._run(self._retrying(lambda: self._kv.put(key, value), f"committing {key}"))
 
     def committed(self, consumer: str, topic: str, partition: int) -> int | None:
         spec = self.topic(topic)
         self._check_partition(spec, partition)
 
         async def get() -> int | None:
+            key = self.names.commit_key(topic, partition, consumer)
             try:
-                entry = await self._kv.get(self.names.commit_key(topic, partition, consumer))
+                entry = await self._retrying(lambda: self._kv.get(key), f"reading {key}")
             except (KeyNotFoundError, KeyDeletedError):
                 return None
             return int(entry.value) if entry.value else None
@@ -405,7 +454,7 @@ class NatsBus(Bus):
     def remove_consumer(self, consumer: str) -> None:
         async def remove() -> None:
             for key, _ in await self._kv_values(self.names.consumer_keys(consumer)):
-                await self._kv.purge(key)
+                await self._retrying(lambda: self._kv.purge(key), f"removing {key}")
 
         self._run(remove())
 
@@ -436,7 +485,9 @@ class NatsBus(Bus):
         if not removed:
             return 0
         keep = batches[len(removed)]
-        await self._js.purge_stream(self.names.stream, subject=state.subject, seq=keep.ref)
+        await self._retrying(lambda: self._js.purge_stream(
+            self.names.stream, subject=state.subject, seq=keep.ref), f"trimming {state.subject}")
         state.batches = batches[len(removed):]
+        state.purged_below = max(state.purged_below, keep.ref)
         state.index.forget_below(keep.first_seq)
         return sum(b.count for b in removed)

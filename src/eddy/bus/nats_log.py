@@ -6,12 +6,20 @@ module appends records with optimistic sequence allocation, finds the record hol
 event, and walks a subject — with direct gets for a message or two, with an ephemeral pull
 consumer (no acks, in memory) for longer ranges, where pipelining beats a round trip per
 message.
+
+**On a replicated stream** (R3 on a JetStream cluster) every request here survives the loss
+of a server and the election of a new stream leader (:mod:`eddy.bus.nats_retry`), and
+single messages are read from the stream leader (``STREAM.MSG.GET``) rather than by direct
+gets, which any replica answers and a replica a few messages behind would answer wrongly:
+a partition's head would look older than it is, an event just appended elsewhere absent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import logging
 import math
 import uuid
 from dataclasses import dataclass, field
@@ -24,13 +32,18 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import APIError
 
 from eddy.bus.errors import BusError, SequenceRangeError
+from eddy.bus.nats_retry import TRANSIENT, is_transient, retrying
 from eddy.bus.record_index import RecordIndex, RecordRef
 from eddy.bus.retention import StoredBatch
+
+_log = logging.getLogger(__name__)
 
 FIRST_SEQ_HEADER = "Eddy-First-Seq"
 COUNT_HEADER = "Eddy-Count"
 WRONG_LAST_SEQUENCE = 10071  # JetStream: Nats-Expected-Last-Subject-Sequence did not hold
 _PUBLISH_ATTEMPTS = 1000  # contention retries are cheap; this only bounds a livelock
+_FIRST_PAUSE_S = 0.05  # after a lost ack or a missing leader, before the same message again
+_MAX_PAUSE_S = 1.0
 _MAX_FETCH_MESSAGES = 256
 _MAX_FETCH_BYTES = 64 * 1024 * 1024
 
@@ -57,6 +70,9 @@ class PartitionLog:
     batches: list[StoredBatch] = field(default_factory=list)
     """Messages listed for retention, oldest first, up to stream sequence ``scanned_to``."""
     scanned_to: int = 0
+    purged_below: int = 1
+    """Stream sequence this process purged the subject below: on a cluster a replica can
+    still list those messages for a moment after the purge was acknowledged."""
 
 
 @dataclass
@@ -70,13 +86,27 @@ class Cursor:
 class StreamLogs:
     """The partition logs of one JetStream stream."""
 
-    def __init__(self, nc: Client, js: JetStreamContext, stream: str, timeout_s: float) -> None:
+    def __init__(self, nc: Client, js: JetStreamContext, stream: str, timeout_s: float, *,
+                 failover_s: float, leader_reads: bool) -> None:
         self.nc, self.js, self.stream, self.timeout = nc, js, stream, timeout_s
+        self.failover = failover_s
+        """How long a request keeps retrying through a lost server or a leader election."""
+        self.leader_reads = leader_reads
+        """Read single messages from the stream leader (a replicated stream)."""
 
     # -- appending -----------------------------------------------------------------------
 
     async def publish(self, log: PartitionLog, body: bytes, rows: int, msg_id: str) -> RecordRef:
-        """Stores one record at the partition's next sequence; the original on a duplicate."""
+        """Stores one record at the partition's next sequence; the original on a duplicate.
+
+        A lost acknowledgement (a timeout, a server gone, no stream leader yet) is answered
+        by sending the same message again, with the same id, until the fail-over budget is
+        spent: JetStream checks the id before the expected-sequence condition, so a message
+        that had landed is reported as a duplicate of itself, never stored twice.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.failover
+        pause = _FIRST_PAUSE_S
         for _ in range(_PUBLISH_ATTEMPTS):
             if log.head is None:
                 log.head = await self.head(log)
@@ -91,25 +121,40 @@ class StreamLogs:
                 ack = await self.js.publish(log.subject, body, timeout=self.timeout,
                                             stream=self.stream, headers=headers)
             except APIError as error:
-                if error.err_code != WRONG_LAST_SEQUENCE:
+                if error.err_code == WRONG_LAST_SEQUENCE:
+                    log.head = None  # another writer appended; learn where it left off
+                    continue
+                if not is_transient(error):
                     raise
-                log.head = None  # another writer appended; learn where it left off
-                continue
-            except nats.errors.TimeoutError:
-                continue  # the same message id makes the retry safe if the first one landed
-            if ack.duplicate:
-                original = await self.get(log, {"seq": ack.seq})
-                if original is None:
-                    raise BusError(f"{log.subject}: duplicate of message {ack.seq}, "
-                                   f"which is gone")
-                return original.ref
-            ref = RecordRef(next_seq, rows, ack.seq)
-            log.head = (ack.seq, ref.end_seq)
-            log.index.add(ref)
-            log.known_end = max(log.known_end, ref.end_seq)
-            return ref
+                failure: BaseException = error
+            except TRANSIENT as error:
+                failure = error
+            else:
+                return await self._stored(log, ack.seq, ack.duplicate, next_seq, rows)
+            if loop.time() + pause > deadline:
+                raise BusError(f"{log.subject}: no acknowledgement within the fail-over budget "
+                               f"of {self.failover:g} s: {failure!r}") from failure
+            _log.info("%s: append of %s not acknowledged (%r); sending it again in %.2f s",
+                      log.subject, msg_id, failure, pause)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _MAX_PAUSE_S)
         raise BusError(f"{log.subject}: gave up appending after {_PUBLISH_ATTEMPTS} "
                        f"attempts lost to concurrent writers")
+
+    async def _stored(self, log: PartitionLog, stream_seq: int, duplicate: bool | None,
+                      next_seq: int, rows: int) -> RecordRef:
+        """Where an acknowledged record is: the original message's place for a duplicate."""
+        if duplicate:
+            original = await self.get(log, {"seq": stream_seq})
+            if original is None:
+                raise BusError(f"{log.subject}: duplicate of message {stream_seq}, "
+                               f"which is gone")
+            return original.ref
+        ref = RecordRef(next_seq, rows, stream_seq)
+        log.head = (stream_seq, ref.end_seq)
+        log.index.add(ref)
+        log.known_end = max(log.known_end, ref.end_seq)
+        return ref
 
     async def head(self, log: PartitionLog) -> tuple[int, int]:
         """(stream sequence of the last message, next event sequence) of the subject."""
@@ -119,7 +164,14 @@ class StreamLogs:
     # -- single messages -----------------------------------------------------------------
 
     async def get(self, log: PartitionLog, request: dict[str, Any]) -> Message | None:
-        """A direct get of one message of the subject; None when there is none."""
+        """One message of the subject (``seq``, ``last_by_subj`` or ``next_by_subj`` with
+        ``seq``); None when there is none."""
+        once = self._leader_get if self.leader_reads else self._direct_get
+        return await retrying(lambda: once(log, request), f"{log.subject}: get {request}",
+                              self.failover)
+
+    async def _direct_get(self, log: PartitionLog, request: dict[str, Any]) -> Message | None:
+        """A direct get, answered by any replica: current only on a stream of one."""
         reply = await self.nc.request(f"$JS.API.DIRECT.GET.{self.stream}",
                                       json.dumps(request).encode(), timeout=self.timeout)
         headers = reply.headers or {}
@@ -132,6 +184,23 @@ class StreamLogs:
         if headers.get("Nats-Subject") != log.subject:
             return None  # a sequence that belongs to another subject's message
         return self._message(log, headers, headers.get("Nats-Sequence"), reply.data)
+
+    async def _leader_get(self, log: PartitionLog, request: dict[str, Any]) -> Message | None:
+        """A get answered by the stream leader, which holds every acknowledged message."""
+        reply = await self.nc.request(f"$JS.API.STREAM.MSG.GET.{self.stream}",
+                                      json.dumps(request).encode(), timeout=self.timeout)
+        answer: dict[str, Any] = json.loads(reply.data)
+        error = answer.get("error")
+        if error is not None:
+            if error.get("code") == 404:
+                return None
+            APIError.from_error(error)  # raises: 503 and 500 are retried, others surface
+        message = answer["message"]
+        if message.get("subject") != log.subject:
+            return None
+        headers = _parse_headers(base64.b64decode(message.get("hdrs") or ""))
+        return self._message(log, headers, message.get("seq"),
+                             base64.b64decode(message.get("data") or ""))
 
     async def next_message(self, log: PartitionLog, stream_seq: int) -> Message | None:
         """The subject's first message at or after ``stream_seq``."""
@@ -210,19 +279,23 @@ class StreamLogs:
                           headers_only: bool = False) -> Cursor:
         """A pull consumer delivering the subject from ``from_stream_seq`` on."""
         name = f"eddy_{uuid.uuid4().hex}"
-        await self.js.add_consumer(self.stream, ConsumerConfig(
+        config = ConsumerConfig(
             name=name, filter_subject=log.subject, deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
             opt_start_seq=max(from_stream_seq, 1), ack_policy=AckPolicy.NONE,
             headers_only=headers_only, inactive_threshold=60.0, mem_storage=True,
-            num_replicas=1))
+            num_replicas=1)
+        # Creating the same named consumer again is a no-op, so a lost answer is retried.
+        await retrying(lambda: self.js.add_consumer(self.stream, config),
+                       f"{log.subject}: a reader's consumer", self.failover)
         subscription = await self.js.pull_subscribe_bind(consumer=name, stream=self.stream)
         return Cursor(subscription, name)
 
     async def fetch(self, log: PartitionLog, cursor: Cursor, count: int) -> list[Message]:
-        """Up to ``count`` next messages of the cursor (fewer when the subject ends)."""
+        """Up to ``count`` next messages of the cursor; fewer when the subject ends, none
+        when the consumer was lost with its server (the caller asks the stream which)."""
         try:
             msgs = await cursor.subscription.fetch(count, timeout=self.timeout)
-        except nats.errors.TimeoutError:
+        except nats.errors.Error:  # timed out, no responders, consumer gone with its node
             return []
         return [self._message(log, msg.headers or {}, msg.metadata.sequence.stream, msg.data)
                 for msg in msgs]
@@ -245,9 +318,10 @@ class StreamLogs:
         """Every message of the subject, oldest first (headers only; new ones fetched)."""
         info = await self.stream_info(subjects_filter=log.subject)
         stored = int(info["state"].get("subjects", {}).get(log.subject, 0))
-        log.batches += await self._scan(log, log.scanned_to + 1)
-        if len(log.batches) != stored:  # another process trimmed: list afresh
-            log.batches = await self._scan(log, 1)
+        log.batches += await self._scan(log, max(log.scanned_to + 1, log.purged_below))
+        if len(log.batches) != stored:  # another process trimmed (or a replica lags): afresh
+            log.batches = await self._scan(log, log.purged_below)
+        log.batches = [b for b in log.batches if b.ref >= log.purged_below]
         if log.batches:
             log.scanned_to = log.batches[-1].ref
         return list(log.batches)
@@ -277,10 +351,26 @@ class StreamLogs:
         """The stream's info as JSON (a raw request: nats-py's parsing costs more than it)."""
         body = json.dumps({"subjects_filter": subjects_filter}).encode() if subjects_filter \
             else b""
-        reply = await self.nc.request(f"$JS.API.STREAM.INFO.{self.stream}", body,
-                                      timeout=self.timeout)
-        info: dict[str, Any] = json.loads(reply.data)
-        if "error" in info:
-            raise BusError(f"stream {self.stream}: {info['error']}")
-        return info
 
+        async def once() -> dict[str, Any]:
+            reply = await self.nc.request(f"$JS.API.STREAM.INFO.{self.stream}", body,
+                                          timeout=self.timeout)
+            info: dict[str, Any] = json.loads(reply.data)
+            error = info.get("error")
+            if error is not None:
+                if error.get("code") in (500, 503):
+                    APIError.from_error(error)  # raises a transient error: retried
+                raise BusError(f"stream {self.stream}: {error}")
+            return info
+
+        return await retrying(once, f"stream {self.stream}: info", self.failover)
+
+
+def _parse_headers(block: bytes) -> dict[str, str]:
+    """The headers of a ``NATS/1.0`` header block, as ``STREAM.MSG.GET`` returns them."""
+    headers = {}
+    for line in block.decode().split("\r\n")[1:]:
+        key, colon, value = line.partition(":")
+        if colon:
+            headers[key.strip()] = value.strip()
+    return headers

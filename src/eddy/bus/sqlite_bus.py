@@ -97,9 +97,7 @@ class SqliteBus(Bus):
         super().__init__()
         if synchronous not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, not {synchronous!r}")
-        if compression not in arrow_codec.COMPRESSIONS:
-            raise ValueError(
-                f"compression must be one of {arrow_codec.COMPRESSIONS}, not {compression!r}")
+        arrow_codec.check_compression(compression)
         self.path = Path(path)
         self.retention = retention or Retention()
         self._compression = compression
@@ -250,9 +248,7 @@ class SqliteBus(Bus):
             "FROM heads h WHERE h.topic_id = ? ORDER BY h.partition", (topic_id,))]
 
     def read(self, topic: str, partition: int, start: int, end: int) -> Iterator[pa.RecordBatch]:
-        spec = self.topic(topic)
-        self._check_partition(spec, partition)
-        self._check_range(spec, start, end)
+        spec = self._read_spec(topic, partition, start, end)
         topic_id = self._topic_id(spec)
         with self._lock:
             (head,) = self._connection().execute(

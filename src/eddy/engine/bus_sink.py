@@ -44,6 +44,11 @@ from eddy.lang.ast import Attribute
 
 OutputCallback = Callable[[int, Mapping[str, pa.Table]], None]
 """Called with the batch id and, per output stream with events, what was appended."""
+BatchHook = Callable[[int], None]
+"""Called with the batch id when the batch starts, before it is computed (which is when
+``@store`` tables and aggregations write, in the tasks) and before any output is appended;
+what it raises fails the batch with nothing written (minimum HA fences a stale active so,
+and mirrors the checkpoint there: the offsets of the batch whose writes may follow)."""
 AnswersCallback = Callable[[list[StoreAnswer]], None]
 """Called with the answers to on-demand queries a batch ran (see :mod:`.store_requests`)."""
 
@@ -87,7 +92,8 @@ class BusSink:
     def __init__(self, bus: Bus, outputs: Sequence[OutputStream], queries: Mapping[str, str],
                  producer_prefix: str, *, on_output: OutputCallback | None = None,
                  on_answers: AnswersCallback | None = None,
-                 stats: SinkStats | None = None, bind_timeout_s: float = 60.0) -> None:
+                 stats: SinkStats | None = None, bind_timeout_s: float = 60.0,
+                 before_write: BatchHook | None = None) -> None:
         self.bus = bus
         self.outputs = {o.stream: o for o in outputs}
         unknown = sorted(set(queries.values()) - set(self.outputs))
@@ -97,6 +103,7 @@ class BusSink:
         self.producer_prefix = producer_prefix
         self.on_output = on_output
         self.on_answers = on_answers
+        self.before_write = before_write
         self.stats = stats if stats is not None else SinkStats()
         self._producer: str | None = None
         self._bound = threading.Event()
@@ -118,6 +125,8 @@ class BusSink:
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
         """Writes one micro-batch (all of it: a stateful batch must be consumed whole)."""
+        if self.before_write is not None:  # before computing: see BatchHook
+            self.before_write(batch_id)
         rows = frame.toArrow()
         tables = self.tables(rows)
         producer = self.producer

@@ -65,7 +65,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
@@ -73,6 +75,7 @@ from pyspark.sql.types import StructType
 from eddy.bus import SEQ as BUS_SEQ
 from eddy.bus import TS as BUS_TS
 from eddy.bus import Bus, open_bus
+from eddy.bus.routing import key_partitions
 from eddy.engine.data_sources import register_data_source
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
 from eddy.lang.ast import Attribute, AttrType
@@ -82,9 +85,35 @@ DEFAULT_ROWS_PER_TASK = 100_000
 STARTS = ("committed", "earliest", "latest")
 
 Offsets = dict[str, list[int]]
+OTHERS = ""
+"""The ``_stream`` of an event a parallel reader leaves to its other instances (no stream
+is called so)."""
 
 
 # -- the group's inputs, as options ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The parts of one topic a parallel reader keeps (:mod:`eddy.plan.bus_binding`):
+    events whose part — ``abs(javaHash(key)) % partitions`` for field grouping, ``bus
+    sequence % partitions`` for round-robin — is in ``read``. Every event has one part, so
+    the instances of a group that read disjoint parts together see each event once."""
+
+    topic: str
+    strategy: str
+    key: str | None
+    partitions: int
+    read: tuple[int, ...]
+
+    def keeps(self, events: pa.Table, key_type: AttrType | None) -> np.ndarray:
+        """A boolean mask of the events (as read from the bus) this reader keeps."""
+        if self.strategy == "field-grouping":
+            assert self.key is not None and key_type is not None
+            parts = key_partitions(events.column(self.key), key_type, self.partitions)
+        else:
+            parts = events.column(BUS_SEQ).to_numpy() % self.partitions
+        return np.isin(parts, np.asarray(self.read, dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -97,6 +126,8 @@ class GroupInput:
 
     layout: InputLayout
     topics: tuple[tuple[str, str], ...]  # (stream, topic), in layout order
+    selections: tuple[Selection, ...] = ()
+    """Topics of which this reader keeps only some parts (a parallel child app's share)."""
 
     def __post_init__(self) -> None:
         streams = [name for name, _ in self.layout.streams]
@@ -119,6 +150,8 @@ class GroupInput:
             "streams": [[name, [[a.name, a.type.value] for a in attrs]]
                         for name, attrs in self.layout.streams],
             "topics": [list(pair) for pair in self.topics],
+            "selections": [[s.topic, s.strategy, s.key, s.partitions, list(s.read)]
+                           for s in self.selections],
         }, separators=(",", ":"))
 
     @classmethod
@@ -127,7 +160,13 @@ class GroupInput:
         layout = InputLayout(tuple(
             (name, tuple(Attribute(a, AttrType(t)) for a, t in attrs))
             for name, attrs in data["streams"]))
-        return cls(layout, tuple((s, t) for s, t in data["topics"]))
+        return cls(layout, tuple((s, t) for s, t in data["topics"]),
+                   tuple(Selection(t, s, k, n, tuple(r))
+                         for t, s, k, n, r in data.get("selections", ())))
+
+    def selection(self, topic: str) -> Selection | None:
+        """How the reader selects from ``topic``, None when it keeps every event."""
+        return next((s for s in self.selections if s.topic == topic), None)
 
 
 # -- buses, one per process ---------------------------------------------------------------
@@ -448,7 +487,11 @@ def ordered_rows(bus: Bus, inputs: GroupInput, task: BatchSlice) -> pa.Table:
         events = bus.read_table(topic, p, start, end)
         stream = layout.streams[index][0]
         assert streams[stream] == topic
-        pieces.append(widen(events, layout, index, schema))
+        wide = widen(events, layout, index, schema)
+        selection = inputs.selection(topic)
+        if selection is not None:  # the others' events stay in the order, with no stream
+            wide = _unselect(wide, events, selection, layout, index)
+        pieces.append(wide)
         ts = events.column(BUS_TS).to_numpy()
         n = events.num_rows
         keys.append((np.maximum.accumulate(ts) if n else ts, np.full(n, index, np.int64),
@@ -460,6 +503,26 @@ def ordered_rows(bus: Bus, inputs: GroupInput, task: BatchSlice) -> pa.Table:
     rows = pa.concat_tables(pieces).take(order.astype(np.int64))
     seqs = pa.array(np.arange(task.base + task.lo, task.base + task.hi, dtype=np.int64))
     return rows.set_column(0, schema.field(SEQ), seqs)
+
+
+def _unselect(wide: pa.Table, events: pa.Table, selection: Selection, layout: InputLayout,
+              index: int) -> pa.Table:
+    """``wide`` with the ``_stream`` :data:`OTHERS` on the events ``selection`` does not
+    keep: they keep their rank (so every ``_seq`` is the one a reader of the whole topic
+    gives) and the group's plan drops them (:func:`selected`)."""
+    attributes = {a.name: a.type for a in layout.streams[index][1]}
+    keep = selection.keeps(events, attributes.get(selection.key or ""))
+    position = wide.schema.get_field_index(STREAM)
+    column = pc.if_else(pa.array(keep), wide.column(position),
+                        pa.scalar(OTHERS, pa.string()))
+    return wide.set_column(position, wide.schema.field(STREAM), column)
+
+
+def selected(source: DataFrame, inputs: GroupInput) -> DataFrame:
+    """The group's input rows without the events its selections leave to other instances."""
+    if not inputs.selections:
+        return source
+    return source.where(F.col(STREAM) != F.lit(OTHERS))
 
 
 def widen(events: pa.Table, layout: InputLayout, index: int, schema: pa.Schema) -> pa.Table:
@@ -496,10 +559,16 @@ class BusDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
-        return GroupInput.from_json(self.options["inputs"]).layout.spark_schema()
+        return source_schema(GroupInput.from_json(self.options["inputs"]))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return BusStreamReader(dict(self.options))
+
+
+def source_schema(inputs: GroupInput) -> StructType:
+    """The columns a group reads from the bus: its layout's, without ``_clock`` (a topic
+    read from an offset cannot know the stream's clock before it)."""
+    return inputs.layout.spark_schema()
 
 
 def register_bus_source(spark: SparkSession) -> None:
@@ -522,5 +591,5 @@ def read_group_input(spark: SparkSession, url: str, inputs: GroupInput, consumer
         "maxTasks": str(tasks), "startingOffsets": starting_offsets,
         "shareReads": str(share_reads).lower(),
     }
-    return (spark.readStream.format(FORMAT).schema(inputs.layout.spark_schema())
+    return (spark.readStream.format(FORMAT).schema(source_schema(inputs))
             .options(**options).load())

@@ -8,8 +8,8 @@ the driver, where the analyser's types live); :func:`evaluate` runs the tree ove
 
 Each value is a :class:`Values`: the numbers and a null mask. The rules are the runtime's,
 node by node: ``int`` arithmetic wraps at 32 bits and ``long`` at 64, division truncates,
-``/``/``%`` by zero give null, a comparison with a null operand is false (never null),
-``and``/``or``/``not`` read null as false, and a double NaN is null, as it is when Spark
+``/``/``%`` by zero give null, a comparison with a null operand is false (``!=`` true),
+never null, ``and``/``or``/``not`` read null as false, and a double NaN is null, as it is when Spark
 hands the runtime its rows (:func:`eddy.engine.operator.to_events`). Only what those rules
 cover compiles: attributes, literals, arithmetic, comparisons, ``and``/``or``/``not``,
 ``is null`` and negation over ``int``, ``long``, ``double``, ``string`` (equality only) and
@@ -170,10 +170,10 @@ def _evaluate(node: Node, columns: Mapping[str, Values], size: int) -> Values:
     null = children[0].null | children[1].null
     if op in _COMPARE:
         if node.operand is AttrType.STRING:
-            x = np.where(null, "", left)
-            y = np.where(null, "", right)
-            return Values(_COMPARE[op](x, y).astype(bool) & ~null, clean)
-        return Values(_COMPARE[op](left, right) & ~null, clean)
+            left, right = np.where(null, "", left), np.where(null, "", right)
+        compared = _COMPARE[op](left, right).astype(bool)
+        # Siddhi: a null operand makes a comparison false, but '!=' true
+        return Values(compared | null if op == "!=" else compared & ~null, clean)
     return _arithmetic(op, node.type, left, right, null)
 
 

@@ -25,8 +25,10 @@ from pyspark.sql import functions as F
 
 from eddy.engine.columnar import POSITION
 from eddy.engine.expressions import UnsupportedInSpark
+from eddy.engine.functions_spark import object_from_json
 from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, TS, InputLayout, spark_type
 from eddy.engine.native import spark_compiler
+from eddy.engine.operator_part import OperatorPart, StepFunction, Writer
 from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
@@ -65,35 +67,45 @@ def filter_condition(analyzed: AnalyzedApp, info: QueryInfo, source: int, stream
     return condition
 
 
-def output_schema(types: Sequence[AttrType]) -> str:
-    """The operator's output schema: arrays of ``_seq``, ``_ts``, ``_i``, then ``o<i>`` per
-    value, one element per output (see the module docstring)."""
-    return ", ".join([f"{SEQ} array<long>", f"{TS} array<long>", f"{POSITION} array<int>"] +
-                     [f"o{i} array<{spark_type(t).simpleString()}>"
-                      for i, t in enumerate(types)])
+def output_schema(types: Sequence[AttrType]) -> tuple[tuple[str, str], ...]:
+    """The columns of an operator's output: ``_seq``, ``_ts``, ``_i``, then ``o<i>`` per
+    value (the step sends arrays of them, one element per output: see the module
+    docstring)."""
+    return ((SEQ, "bigint"), (TS, "bigint"), (POSITION, "int"),
+            *((f"o{i}", spark_type(t).simpleString()) for i, t in enumerate(types)))
 
 
-def writer_rows(computed: DataFrame, info: QueryInfo, names: Sequence[str],
-                order_prefix: Sequence[int]) -> DataFrame:
-    """The operator's outputs in the writer's schema (:data:`OUTPUT_SCHEMA`), with the
-    ``_order`` the per-event runtime gives them."""
-    columns = [SEQ, TS, POSITION, *(f"o{i}" for i in range(len(names)))]
-    computed = computed.select(F.explode(F.arrays_zip(*columns)).alias("_out")) \
-        .select("_out.*")  # the rows of arrays of array_rows, one row per output
-    order = F.array(*(F.lit(i) for i in order_prefix), F.col(POSITION))
-    values = [F.col(f"o{i}").alias(name) for i, name in enumerate(names)]
-    result = computed.select(
-        SEQ, order.alias("_order"), TS, F.lit(info.id).alias("_query"),
-        F.lit(info.target).alias("_target"), F.lit(False).alias("_expired"),
-        F.to_json(F.struct(*values), {"ignoreNullFields": "false"}).alias("_data"))
-    return result.select(*(F.col(f.name).cast(f.dataType) for f in OUTPUT_SCHEMA.fields))
+def writer(info: QueryInfo, outputs: Sequence[tuple[str, AttrType]],
+           order_prefix: Sequence[int]) -> Writer:
+    """The writer's columns of one of the operator's outputs (``(name, type)`` each), with
+    the ``_order`` the per-event runtime gives them; an ``object`` value (JSON text in the
+    operator's columns) is embedded as JSON."""
+
+    def columns(col: Callable[[str], Column]) -> list[Column]:
+        order = F.array(*(F.lit(i) for i in order_prefix), col(POSITION))
+        values = [(object_from_json(col(f"o{i}")) if t is AttrType.OBJECT else col(f"o{i}"))
+                  .alias(name) for i, (name, t) in enumerate(outputs)]
+        return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), F.lit(False),
+                F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
+
+    return columns
+
+
+def columnar_part(rows: DataFrame, process: Callable[[Spec, State, pd.DataFrame],
+                                                     tuple[pd.DataFrame, State]],
+                  spec: Spec, fresh: Callable[[], State], info: QueryInfo,
+                  selected: Sequence[tuple[str, AttrType]],
+                  order_prefix: Sequence[int]) -> OperatorPart:
+    """A columnar operator over ``rows`` (with their state key), to run alone or fused."""
+    return OperatorPart(rows, make_step(process, spec, fresh),
+                        output_schema([t for _, t in selected]), True,
+                        writer(info, selected, order_prefix))
 
 
 ARRAY_ROWS = 8192
 """Outputs per array row: a few rows per call pad little, and no array has to hold a whole
 batch's outputs (8,192, 32,768 and unbounded measured alike)."""
 
-StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]
 State = TypeVar("State")
 Spec = TypeVar("Spec")
 
@@ -152,4 +164,5 @@ def batch_frame(frames: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
 
 
 __all__ = ["ARRAY_ROWS", "POSITION", "array_rows", "attribute_column", "batch_frame",
-           "filter_condition", "filters_compile", "make_step", "output_schema", "writer_rows"]
+           "columnar_part", "filter_condition", "filters_compile", "make_step", "output_schema",
+           "writer"]

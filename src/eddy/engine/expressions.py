@@ -17,7 +17,8 @@ What it takes to make Spark behave like Siddhi:
   ``div``, which truncates toward zero like Java.
 * Comparisons cast both sides to the type Siddhi's compare executor uses, treat NaN as Java
   does (Spark orders NaN above everything and makes NaN = NaN true), and are false when an
-  operand is null; ``and``/``or``/``not`` read null as false. So conditions are never null.
+  operand is null (``!=`` is true then, as in Siddhi's not-equal executor);
+  ``and``/``or``/``not`` read null as false. So conditions are never null.
 * Expressions that need the caller's state or Python raise :class:`UnsupportedInSpark`:
   script functions, ``in Table``, pattern-event references, aggregates, and ``str:``
   functions whose regex or template is not a constant. The caller then evaluates them with
@@ -60,8 +61,9 @@ class SparkExpressionCompiler:
     """Compiles typed Siddhi expressions of one query to columns.
 
     ``type_of`` gives each node's Siddhi type (``AnalyzedApp.type_of``); ``resolve`` maps an
-    attribute reference to its column; ``event_time`` is the event-time clock column that
-    ``eventTimestamp()`` and ``currentTimeMillis()`` return. ``override`` is asked first for
+    attribute reference to its column (an ``object`` attribute's column holds JSON text);
+    ``event_time`` is the event-time clock column that ``eventTimestamp()`` and
+    ``currentTimeMillis()`` return. ``override`` is asked first for
     every node and may supply its column (an aggregate computed by the caller).
     ``script_functions`` names the app's ``define function``s, which cannot run in Spark.
     """
@@ -99,6 +101,8 @@ class SparkExpressionCompiler:
             case ast.Variable():
                 if expr.stream_index is not None:
                     raise UnsupportedInSpark(f"indexed pattern event '{expr.stream}' is per-event")
+                if self.type_of(expr) == OBJECT:  # columns hold an object as JSON text
+                    return fs.object_from_json(self.resolve(expr))
                 return self.resolve(expr)
             case ast.Not():
                 return ~self.compile_condition(expr.expression)
@@ -146,13 +150,14 @@ class SparkExpressionCompiler:
         compared: Column = _COMPARE[op](a, b)
         if ct in (FLOAT, DOUBLE):  # Java: NaN is unequal to everything, itself included
             compared = F.when(F.isnan(a) | F.isnan(b), F.lit(op == "!=")).otherwise(compared)
-        return F.when(a.isNull() | b.isNull(), F.lit(False)).otherwise(compared)
+        return F.when(a.isNull() | b.isNull(), F.lit(op == "!=")).otherwise(compared)
 
     def _compare_object(self, op: str, expr: ast.BinaryOperation) -> Column:
-        """Siddhi cannot compare OBJECTs; comparing with the ``null`` literal is false."""
+        """Siddhi cannot compare OBJECTs; comparing with the ``null`` literal is false (``!=``:
+        true, as with any null operand)."""
         for side in (expr.left, expr.right):
             if isinstance(side, ast.Constant) and side.value is None:
-                return F.lit(False)
+                return F.lit(op == "!=")
         raise UnsupportedInSpark(f"comparing OBJECT values with '{op}' runs in Python")
 
     def _arithmetic(self, op: str, expr: ast.BinaryOperation, result: AttrType) -> Column:

@@ -75,6 +75,22 @@ def spark_type(t: AttrType) -> DataType:
     return _SPARK_TYPES[t]
 
 
+def object_from_json(text: Column) -> Column:
+    """An ``object`` attribute's JSON text (as columns and the bus carry it) as the variant
+    expressions compute with. Spark parses ``1.5`` as a DECIMAL; a JSON fraction is a
+    ``java.lang.Double`` in the reference and in the Python twin, so it becomes a DOUBLE
+    variant (integral JSON numbers stay BIGINT: an Integer or a Long, by range)."""
+    parsed = F.try_parse_json(text)
+    decimal = F.schema_of_variant(parsed).startswith("DECIMAL")
+    return F.when(decimal, F.try_variant_get(parsed, "$", "double").cast(VariantType())) \
+        .otherwise(parsed)
+
+
+def object_to_json(value: Column) -> Column:
+    """The JSON text of an ``object`` variant (the inverse of :func:`object_from_json`)."""
+    return F.to_json(value)
+
+
 def typed_lit(value: object, t: AttrType) -> Column:
     """A literal of Siddhi type ``t`` (FLOAT rounded once, in Python, like the twin)."""
     if t == FLOAT and isinstance(value, (int, float)):
@@ -157,7 +173,15 @@ def cast(c: Column, source: AttrType, target: AttrType) -> Column:
     if source == OBJECT:
         accept = variant_is(c, target) | variant_is(c, INT) if target == LONG \
             else variant_is(c, target)
-        return F.when(accept, F.try_variant_get(c, "$", spark_type(target).simpleString()))
+        same = F.when(accept, F.try_variant_get(c, "$", spark_type(target).simpleString()))
+        if not target.is_numeric:
+            return same
+        integral = variant_is(c, INT) | variant_is(c, LONG)
+        floating = variant_is(c, FLOAT) | variant_is(c, DOUBLE)
+        return (same.when(integral, cast_number(F.try_variant_get(c, "$", "bigint"), LONG,
+                                                target))
+                .when(floating, cast_number(F.try_variant_get(c, "$", "double"), DOUBLE,
+                                            target)))
     if source == target or target == STRING or (source.is_numeric and target.is_numeric):
         return convert(c, source, target)
     return null(target)

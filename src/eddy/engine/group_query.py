@@ -1,24 +1,19 @@
 """Compiling one execution group to one Spark streaming DataFrame.
 
-Stateless queries become Spark SQL over the group's input rows (:mod:`eddy.engine.native`);
-the rest run in the per-event runtime hosted by a stateful operator
-(:mod:`eddy.engine.operator`), keyed by one state key for now: an unpartitioned Siddhi
-query is one sequential thread in the reference too. A group whose one stateful query is a
-``#window.time``/``#window.timeBatch`` aggregation runs it vectorised instead
-(:mod:`eddy.engine.window_aggregates`), with the same outputs, and so does one whose query
-is an ``every e1 -> e2[c] within t`` pattern (:mod:`eddy.engine.followed_by`) or an inner
-join of two length windows (:mod:`eddy.engine.window_join`). The result is the group's
-tagged output rows, ready for one writer that routes them by target.
-
-Why not one state key per hash bucket of the ``group by`` key (DESIGN.md §4)? A bucket only
-sees its own rows, so its clock — the largest timestamp *it* saw — falls behind the group's
-whenever timestamps go back, expiring a time window too late; a batch window's flush would
-be attributed to the bucket's next event instead of the group's, and the position of a
-group in a flushed batch (part of ``_order``) depends on the other buckets' groups. The
-vectorised operator gets the throughput without giving up either; a ``#window.time``
-aggregation with ``group by`` and no filter is even split into hash buckets when the source
-brings each row's stream clock (:data:`~eddy.engine.layout.CLOCK`, from the spool), which
-makes the bucket's clock the group's (:mod:`eddy.engine.window_aggregates.sliding_time`).
+The physical planner (:mod:`eddy.plan.physical`, Spark-free) decides per query which
+operator runs it and on which state key; this module builds that plan in Spark and nothing
+else: Spark SQL over the group's input rows for the stateless queries
+(:mod:`eddy.engine.native`), the vectorised window aggregate, followed-by and window join
+(:mod:`eddy.engine.window_aggregates`, :mod:`eddy.engine.followed_by`,
+:mod:`eddy.engine.window_join`) for the queries planned there, and the per-event runtime
+or the aggregation step (:mod:`eddy.engine.operator`,
+:mod:`eddy.engine.runtime.aggregation.batch_step`) for the rest, keyed as planned, reading
+rows the JVM narrowed (:mod:`eddy.engine.runtime_input`). Each Python operator is an
+:class:`~eddy.engine.operator_part.OperatorPart`; one runs in a stateful operator of its own,
+several run fused in one (:mod:`eddy.engine.fused_operator`), each keeping its own state. The planner's rules say when each is exact; the answers it needs
+from the operators come from :mod:`eddy.engine.operator_facts`, so ``eddy explain`` shows
+what runs here. The result is the group's tagged output rows, ready for one writer that
+routes them by target.
 
 Live mode's heartbeat rows (:data:`~eddy.engine.layout.TICK_STREAM`) reach the runtime and
 the batch-window operator, so timers fire on the wall clock without new events.
@@ -28,32 +23,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import Column, DataFrame
 
-from eddy.engine.followed_by import compile_followed_by, compiles_in_spark, plan_followed_by
-from eddy.engine.layout import OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TICK_STREAM, TS, \
-    InputLayout
-from eddy.engine.native import compile_native, plan_native
+from eddy.engine.followed_by import followed_by_part, plan_followed_by
+from eddy.engine.fused_operator import run_fused
+from eddy.engine.layout import STORE_STREAM, TICK_STREAM, InputLayout
+from eddy.engine.native import compile_native, native_plan
 from eddy.engine.operator import make_step
-from eddy.engine.runtime.partition_buckets import BUCKETS, partition_attributes
+from eddy.engine.operator_facts import physical_plan, source_plan
+from eddy.engine.operator_part import KEY, OUTPUT_COLUMNS, OperatorPart, output_columns, \
+    run_alone
 from eddy.engine.runtime.table import build_tables
-from eddy.engine.runtime.aggregation.batch_step import (
-    aggregation_split,
-    aggregations_only,
-    make_aggregation_step,
-)
-from eddy.engine.state_keys import hash_bucket
-from eddy.engine.window_aggregates import compile_window_aggregate, plan_window_aggregate
-from eddy.engine.window_join import compile_window_join, join_compiles_in_spark, plan_window_join
+from eddy.engine.runtime.aggregation.batch_step import aggregation_split, make_aggregation_step
+from eddy.engine.runtime_input import runtime_rows, state_key
+from eddy.engine.window_aggregates import plan_window_aggregate, window_aggregate_part
+from eddy.engine.window_join import plan_window_join, window_join_part
 from eddy.lang import check
+from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
+from eddy.plan.physical.planner import aggregation_inputs
 from eddy.store.aggregation_settings import worker_environment
 
 if TYPE_CHECKING:
-    from eddy.lang.semantic import AnalyzedApp, QueryInfo
-
-STATE_SCHEMA = "state binary"
-
+    from eddy.lang.semantic import AnalyzedApp
 
 def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
                   *, on_demand: bool = True) -> DataFrame:
@@ -61,101 +52,108 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
     streaming query runs natively; False also promises that no on-demand query comes, which
-    lets an aggregation-only group run split by group (``aggregation_split``).
+    lets an aggregation-only group run split by group (the planner's rule 5.1).
     """
     analyzed = check(app_text)
     build_tables(analyzed)  # a bad @store is an app error here, not in a Spark task
     # Shard id and datasources reach the Python workers that run aggregations (checked here,
     # in the driver, so a missing shardId fails the deployment, not a micro-batch).
     worker_environment(analyzed, source.sparkSession.sparkContext.environment)
-    native = plan_native(analyzed, layout)
-    rest = [q for q in analyzed.queries if q.id not in native.ids]
-    outputs = compile_native(analyzed, native, source, layout)
-    window = plan_window_aggregate(analyzed, rest, layout)
-    pattern = plan_followed_by(analyzed, rest, layout)
-    if pattern is not None and not compiles_in_spark(analyzed, pattern):
-        pattern = None
-    join = plan_window_join(analyzed, rest, layout)
-    if join is not None and not join_compiles_in_spark(analyzed, join):
-        join = None
-    if window is not None:
-        stateful = compile_window_aggregate(analyzed, window, source, layout)
-        outputs = stateful if outputs is None else outputs.unionByName(stateful)
-    elif pattern is not None:
-        stateful = compile_followed_by(analyzed, pattern, source, layout)
-        outputs = stateful if outputs is None else outputs.unionByName(stateful)
-    elif join is not None:
-        stateful = compile_window_join(analyzed, join, source, layout)
-        outputs = stateful if outputs is None else outputs.unionByName(stateful)
-    elif rest or _aggregation_inputs(analyzed) or (on_demand and _has_state(analyzed)) \
-            or outputs is None:  # an aggregation is fed by the runtime, queried or not
-        streams = {n for q in rest for n in q.inputs} | _aggregation_inputs(analyzed) | \
-            {STORE_STREAM, TICK_STREAM}
-        step = (make_aggregation_step(app_text, layout) if aggregations_only(analyzed, rest)
-                else make_step(app_text, [q.id for q in rest], layout))
-        split = aggregation_split(analyzed, rest, source, layout, on_demand)
-        if split is not None:  # by group over the cores (runtime/aggregation/batch_step.py)
-            source, streams = split.source, split.streams
-        key = split.key if split is not None else \
-            _state_key(analyzed, rest, layout, source.sparkSession)
-        stateful = (_runtime_input(source, layout, streams)
-                    .withColumn("_key", key).groupBy("_key")
-                    .applyInPandasWithState(step, outputStructType=OUTPUT_SCHEMA,
-                                            stateStructType=STATE_SCHEMA,
-                                            outputMode="append", timeoutConf="NoTimeout"))
-        outputs = stateful if outputs is None else outputs.unionByName(stateful)
+    plan = source_plan(analyzed, layout, source.columns, on_demand=on_demand)
+    return compile_physical(app_text, analyzed, plan, source, layout)
+
+
+def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
+                     source: DataFrame, layout: InputLayout) -> DataFrame:
+    """The group's outputs, each query run by the operator ``plan`` chose for it: Spark SQL
+    for the native queries, and the Python operators (each vectorised query's, the
+    runtime's) in one stateful operator of their own, or fused into one when there are
+    several (:mod:`eddy.engine.fused_operator`: Spark runs one per streaming query)."""
+    frames: list[DataFrame] = []
+    native = compile_native(analyzed, native_plan(analyzed, plan.ids("spark-sql")),
+                            source, layout)
+    if native is not None:
+        frames.append(native)
+    parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
+             else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
+                                                          layout)
+             for name in plan.python_operators()]
+    if parts:
+        frames.append(run_alone(parts[0]) if len(parts) == 1 else run_fused(parts))
+    assert frames, "the planner leaves a group with no operator"
+    outputs = frames[0]
+    for frame in frames[1:]:
+        outputs = outputs.unionByName(frame)
     return outputs
+
+
+def _disagree(choice: QueryChoice) -> RuntimeError:
+    return RuntimeError(f"{choice.query}: the physical planner chose the {choice.operator} "
+                        "operator, which does not take the query (a bug in eddy)")
+
+
+def _buckets(choice: QueryChoice) -> int:
+    """The planned number of hash buckets, 0 for one key."""
+    return choice.key.buckets if choice.key.kind == "buckets" else 0
+
+
+def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                      layout: InputLayout) -> OperatorPart:
+    info = analyzed.query(choice.query)
+    window = plan_window_aggregate(analyzed, [info], layout)
+    if window is None:
+        raise _disagree(choice)
+    return window_aggregate_part(analyzed, window, source, layout, buckets=_buckets(choice))
+
+
+def _followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                 layout: InputLayout) -> OperatorPart:
+    pattern = plan_followed_by(analyzed, [analyzed.query(choice.query)], layout)
+    if pattern is None:
+        raise _disagree(choice)
+    return followed_by_part(analyzed, pattern, source, layout, buckets=_buckets(choice))
+
+
+def _window_join(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                 layout: InputLayout) -> OperatorPart:
+    join = plan_window_join(analyzed, [analyzed.query(choice.query)], layout)
+    if join is None:
+        raise _disagree(choice)
+    return window_join_part(analyzed, join, source, layout)
+
+
+_VECTORISED = {"window-aggregate": _window_aggregate, "followed-by": _followed_by,
+               "window-join": _window_join}
+
+
+def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
+                  source: DataFrame, layout: InputLayout) -> OperatorPart:
+    """The runtime operator (per-event, or the aggregation step) with its planned key."""
+    assert plan.runtime is not None
+    ids = plan.ids("runtime", "aggregation-step")
+    streams = {n for q in analyzed.queries if q.id in ids for n in q.inputs} | \
+        aggregation_inputs(analyzed) | {STORE_STREAM, TICK_STREAM}
+    vectorised = plan.runtime.operator == "aggregation-step"
+    step = make_aggregation_step(app_text, layout) if vectorised \
+        else make_step(app_text, list(ids), layout)
+    key: Column
+    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 5.1)
+        split = aggregation_split(plan.runtime.key, source, layout)
+        source, streams, key = split.source, split.streams, split.key
+    else:
+        key = state_key(plan.runtime.key, source, layout)
+    ticks = plan.runtime.key.kind == "one" and bool(ids)
+    queries = [q for q in analyzed.queries if q.id in ids]
+    rows = runtime_rows(analyzed, queries, source, layout, streams, ticks=ticks) \
+        .withColumn(KEY, key)
+    return OperatorPart(rows, step, OUTPUT_COLUMNS, False, output_columns)
 
 
 def stateless_group(analyzed: AnalyzedApp, layout: InputLayout) -> bool:
     """Whether every query of the group compiles to Spark SQL (:mod:`eddy.engine.native`)
     and the group keeps no state: what Spark's real-time mode can run."""
-    native = plan_native(analyzed, layout)
-    return (len(native.ids) == len(analyzed.queries) and not _has_state(analyzed)
-            and not _aggregation_inputs(analyzed))
-
-
-def _state_key(analyzed: AnalyzedApp, rest: list[QueryInfo], layout: InputLayout,
-               spark: SparkSession) -> Column:
-    """The runtime's state key: one, or a bucket of the partition value when the runtime's
-    queries may run split by it (:mod:`eddy.engine.runtime.partition_buckets`), so that
-    the work spreads over the cores."""
-    attributes = partition_attributes(analyzed, [q.id for q in rest],
-                                      [name for name, _ in layout.streams])
-    if attributes is None:
-        return F.lit(0)
-    values = []
-    for stream, attribute in attributes.items():
-        names = [a.name for a in layout.attributes(stream)]
-        values.append(F.col(layout.columns(stream)[names.index(attribute)]).cast("string"))
-    return hash_bucket([F.coalesce(*values)], BUCKETS, spark)
-
-
-def _runtime_input(source: DataFrame, layout: InputLayout, streams: set[str]) -> DataFrame:
-    """The rows the runtime needs, narrowed to what it reads: every column crosses into
-    Python, and a string ``_stream`` costs a Python string per row, so the stream travels
-    as its position in the layout (what :func:`~eddy.engine.operator.to_events` expects)."""
-    names = [name for name, _ in layout.streams]
-    code = F.array_position(F.array(*(F.lit(n) for n in names)), F.col(STREAM)) - 1
-    columns = [c for name in names if name in streams for c in layout.columns(name)]
-    return (source.where(F.col(STREAM).isin(sorted(streams)))
-            .select(SEQ, TS, code.cast("int").alias(STREAM), *columns))
-
-
-def _aggregation_inputs(analyzed: object) -> set[str]:
-    """The streams that ``define aggregation … from S`` reads: the runtime aggregates them
-    even when no query reads them."""
-    from eddy.lang import ast
-    from eddy.lang.semantic import AnalyzedApp
-
-    assert isinstance(analyzed, AnalyzedApp)
-    return {info.definition.input.stream for info in analyzed.streams.values()
-            if isinstance(info.definition, ast.AggregationDefinition)
-            and info.definition.input is not None}
-
-
-def _has_state(analyzed: object) -> bool:
-    from eddy.lang.semantic import AnalyzedApp
-
-    assert isinstance(analyzed, AnalyzedApp)
-    return any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values())
+    plan = physical_plan(analyzed, layout, clock=False)
+    return (len(plan.ids("spark-sql")) == len(analyzed.queries)
+            and not any(s.kind in ("table", "window", "aggregation")
+                        for s in analyzed.streams.values())
+            and not aggregation_inputs(analyzed))

@@ -1,7 +1,10 @@
 """Running one execution group continuously: bus topics in, Spark query, bus topics out.
 
-:class:`GroupRunner` is what a worker deploys per execution group (DESIGN.md §2, §4; for
-now an app is one group). It creates a topic for every input and output stream of the app,
+:class:`GroupRunner` is what a worker deploys per execution group instance (DESIGN.md §2,
+§4): an app without ``@dist``, or one child app of a ``@dist`` app
+(:mod:`eddy.engine.app_groups` runs an app as its groups). It creates a topic for every
+input and output stream of the group — a child's ``@bus`` streams are its parent's topics,
+of which a parallel instance keeps its share (:mod:`eddy.plan.bus_binding`) —
 reads the input topics through :mod:`eddy.engine.bus_source`, compiles the group with
 :func:`~eddy.engine.group_query.compile_group` and appends the outputs to their topics
 through :mod:`eddy.engine.bus_sink` — one Spark streaming query with a processing-time
@@ -47,12 +50,19 @@ from pyspark.sql.streaming.listener import StreamingQueryListener
 from pyspark.sql.streaming.query import StreamingQuery
 
 from eddy.bus import Bus, TopicSpec, open_bus
-from eddy.engine.bus_sink import BusSink, OutputCallback, OutputStream, SinkStats
-from eddy.engine.bus_source import GroupInput, Offsets, initial_positions, read_group_input
+from eddy.engine.bus_sink import BatchHook, BusSink, OutputCallback, OutputStream, SinkStats
+from eddy.engine.bus_source import (
+    GroupInput,
+    Offsets,
+    Selection,
+    initial_positions,
+    read_group_input,
+    selected,
+)
 from eddy.engine.group_metrics import GroupMetrics
 from eddy.engine.group_query import compile_group, stateless_group
 from eddy.engine.heartbeat import Heartbeat, needs_heartbeat, tick_topic_spec
-from eddy.engine.layout import STORE_STREAM, TICK_STREAM, input_layout
+from eddy.engine.layout import STORE_STREAM, TICK_STREAM, InputLayout, input_layout
 from eddy.engine.realtime import (
     TASK_SLOTS,
     Bridge,
@@ -64,6 +74,7 @@ from eddy.engine.session import get_spark
 from eddy.engine.store_requests import Records, StoreRequests
 from eddy.lang import AnalyzedApp, check
 from eddy.lang.on_demand import check_on_demand
+from eddy.plan.bus_binding import BusBinding, bus_bindings, topic_of
 
 log = logging.getLogger("eddy.engine.group_runner")
 _POLL_S = 0.05
@@ -88,19 +99,32 @@ class GroupTopics:
     store: str | None = None
     """The topic of on-demand queries, when the group has stores to query."""
 
+    bindings: dict[str, BusBinding] = field(default_factory=dict, hash=False)
+    """The ``@bus`` bindings of a child app's streams (:mod:`eddy.plan.bus_binding`)."""
+
     @classmethod
     def of(cls, analyzed: AnalyzedApp, *, prefix: str = "") -> GroupTopics:
-        """The topics of ``analyzed`` run as one group; topic = ``prefix`` + stream name."""
+        """The topics of ``analyzed`` run as one group: a stream's ``@bus`` topic (a child
+        app's crossing streams), else ``prefix`` + stream name."""
+        bindings = bus_bindings(analyzed.app)
         queries = {q.id: q.target for q in analyzed.queries
                    if q.target_kind == "stream" and q.target is not None}
         targets = set(queries.values())
         inputs = tuple(name for name, info in analyzed.streams.items()
                        if info.kind == "stream" and not info.implicit and name not in targets)
-        outputs = tuple(OutputStream(name, prefix + name, analyzed.streams[name].attributes)
+        outputs = tuple(OutputStream(name, topic_of(bindings, prefix, name),
+                                     analyzed.streams[name].attributes)
                         for name in analyzed.streams if name in targets)
         stores = any(info.kind in ("table", "window", "aggregation")
                      for info in analyzed.streams.values())
-        return cls(inputs, outputs, queries, prefix + STORE_STREAM if stores else None)
+        return cls(inputs, outputs, queries, prefix + STORE_STREAM if stores else None,
+                   bindings)
+
+    def input(self, layout: InputLayout, topics: list[tuple[str, str]]) -> GroupInput:
+        """What the group's source reads: ``topics`` and the parts of them it keeps."""
+        selections = tuple(Selection(b.topic, b.strategy, b.key, b.partitions, b.read)
+                           for s, b in self.bindings.items() if s in self.inputs and b.selects)
+        return GroupInput(layout, tuple(topics), selections)
 
 
 @dataclass(frozen=True)
@@ -142,7 +166,8 @@ class GroupRunner:
                  trigger_interval: str = "0 seconds", max_rows_per_batch: int = 0,
                  topic_partitions: int = 1, topic_prefix: str = "",
                  on_output: OutputCallback | None = None, filename: str | None = None,
-                 heartbeat: bool = True, real_time_batch_ms: int | None = None) -> None:
+                 heartbeat: bool = True, real_time_batch_ms: int | None = None,
+                 before_write: BatchHook | None = None) -> None:
         self.app_text = app_text
         self.analyzed = check(app_text, filename)
         self.bus_url = bus_url
@@ -154,6 +179,7 @@ class GroupRunner:
         self.topics = GroupTopics.of(self.analyzed, prefix=topic_prefix)
         self.topic_prefix = topic_prefix
         self.on_output = on_output
+        self.before_write = before_write
         self._spark = spark
         self._bus: Bus | None = None
         self._query: StreamingQuery | None = None
@@ -168,8 +194,17 @@ class GroupRunner:
         self._heartbeat: Heartbeat | None = None
         self.real_time_batch_ms = real_time_batch_ms
         self._bridge: Bridge | None = None
+        self._passing = False  # a passthrough group is started (it has no query)
         self._metrics = GroupMetrics(self.analyzed,
-                                     {s: topic_prefix + s for s in self.topics.inputs})
+                                     {s: self.input_topic(s) for s in self.topics.inputs})
+
+    @property
+    def passthrough(self) -> bool:
+        """Whether the group computes nothing: a receiver child app whose sources write
+        straight into their streams' topics. It runs no query; starting it creates the
+        topics."""
+        return not self.analyzed.queries and not any(
+            i.kind == "aggregation" for i in self.analyzed.streams.values())
 
     @property
     def name(self) -> str:
@@ -181,7 +216,7 @@ class GroupRunner:
         if stream not in self.topics.inputs:
             raise KeyError(f"'{stream}' is not an input stream of the group "
                            f"(inputs: {', '.join(self.topics.inputs)})")
-        return self.topic_prefix + stream
+        return topic_of(self.topics.bindings, self.topic_prefix, stream)
 
     def output_topic(self, stream: str) -> str:
         """The topic output stream ``stream`` is written to."""
@@ -214,6 +249,9 @@ class GroupRunner:
         self._claim_checkpoint()
         self._bus = self._bus or open_bus(self.bus_url)
         self.create_topics(self._bus)
+        if self.passthrough:
+            self._passing = True
+            return
         spark = self._spark or get_spark()
         layout = self._layout
         topics = [(s, self.input_topic(s)) for s in self.topics.inputs]
@@ -221,17 +259,19 @@ class GroupRunner:
             topics.append((STORE_STREAM, self.topics.store))
         if self.tick_topic is not None:
             topics.append((TICK_STREAM, self.tick_topic))
-        inputs = GroupInput(layout, tuple(topics))
+        inputs = self.topics.input(layout, topics)
         self._sink = BusSink(self._bus, self.topics.outputs, self.topics.queries, self.name,
                              on_output=self.on_output, on_answers=self._requests.resolve,
+                             before_write=self.before_write,
                              stats=_stats.setdefault(self.checkpoint_dir.resolve(),
                                                      SinkStats()))
         self._query = None
         if self.real_time_batch_ms is not None:
             self._query = self._try_real_time(spark, inputs, self.real_time_batch_ms)
         if self._query is None:
-            source = read_group_input(spark, self.bus_url, inputs, self.name,
-                                      max_rows_per_batch=self.max_rows_per_batch)
+            source = selected(read_group_input(spark, self.bus_url, inputs, self.name,
+                                               max_rows_per_batch=self.max_rows_per_batch),
+                              inputs)
             outputs = compile_group(self.app_text, source, layout)
             self._query = (outputs.writeStream.foreachBatch(self._sink)
                            .trigger(processingTime=self.trigger_interval)
@@ -248,6 +288,8 @@ class GroupRunner:
     def real_time_refusal(self, spark: SparkSession) -> str | None:
         """Why the group cannot run in real-time mode (:mod:`eddy.engine.realtime`), or None
         when it can: only groups whose queries are all stateless do."""
+        if any(b.selects for s, b in self.topics.bindings.items() if s in self.topics.inputs):
+            return "it reads a share of a topic (a parallel child app)"
         if self.tick_topic is not None or self.topics.store is not None \
                 or not stateless_group(self.analyzed, self._layout):
             return "it has stateful queries (windows, patterns, joins, tables, aggregations)"
@@ -306,6 +348,7 @@ class GroupRunner:
     def stop(self) -> None:
         """Stops the query (a batch in flight is abandoned and replayed on the next start)
         and releases the bus."""
+        self._passing = False
         if self._heartbeat is not None:
             self._heartbeat.stop()
             self._heartbeat = None
@@ -374,6 +417,8 @@ class GroupRunner:
     def await_idle(self, timeout: float) -> bool:
         """Waits until every event on the input topics now has been processed and its
         outputs written; False on timeout. Raises if the query failed."""
+        if self._passing:
+            return True
         if self._query is None or self._bus is None:
             raise RuntimeError(f"group {self.name} is not running")
         bus = self._bus
@@ -393,6 +438,16 @@ class GroupRunner:
                 return True
             if time.monotonic() >= deadline:
                 return False
+            time.sleep(_POLL_S)
+
+    def await_started(self, timeout: float) -> None:
+        """Waits (at most ``timeout`` s) until the query has initialised its source — started
+        its Python source worker, which Spark allows only 10 s to connect back — so that
+        an app's groups start their workers one after another, not all at once."""
+        deadline = time.monotonic() + timeout
+        while self._query is not None and self._query.isActive and \
+                self._query.lastProgress is None and time.monotonic() < deadline and \
+                "Initializing" in str(self._query.status.get("message", "")):
             time.sleep(_POLL_S)
 
     def _raise_if_failed(self) -> None:
@@ -418,6 +473,8 @@ class GroupRunner:
     def status(self) -> RunnerStatus:
         """Where the group stands now."""
         query, sink = self._query, self._sink
+        if self._passing:
+            return RunnerStatus("running", None, None, None, {})
         if query is None:
             return RunnerStatus("created", None, None, None, {})
         error = query.exception()

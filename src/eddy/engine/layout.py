@@ -66,7 +66,8 @@ OUTPUT_SCHEMA = StructType([
 
 
 def spark_type(attr_type: AttrType) -> DataType:
-    """The Spark type holding a Siddhi type (OBJECT travels as JSON text)."""
+    """The Spark type holding a Siddhi type (OBJECT travels as JSON text; expressions read
+    it as a variant, :func:`eddy.engine.functions_spark.object_from_json`)."""
     return _SPARK_TYPES[attr_type]
 
 
@@ -138,8 +139,18 @@ def _coerce(value: Any, attr_type: AttrType) -> Any:
     if attr_type in (AttrType.FLOAT, AttrType.DOUBLE):
         return float(value)
     if attr_type is AttrType.OBJECT:
-        return json.dumps(value)
+        return object_json(value)
     return value
+
+
+def object_json(value: Any) -> str:
+    """An input value of an ``object`` attribute as the JSON text Spark columns and the bus
+    carry. A JSON number is a ``java.lang.Double`` in the reference (the conformance cases'
+    input rule), so it is written as a float: ``7`` becomes ``7.0``, which reads back as a
+    Double (``instanceOfDouble``), not as an Integer."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    return json.dumps(value)
 
 
 def encode_data(values: Sequence[Any]) -> str:

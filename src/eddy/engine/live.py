@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
 from rich.console import Console
 
 from eddy.engine.commands import log_line
@@ -121,9 +122,18 @@ TICK_INTERVAL_S = 0.5
 heartbeat is a spool chunk, so this also bounds how many files an idle run writes."""
 
 
+def source_schema(layout: InputLayout) -> StructType:
+    """The columns ``eddy run`` reads: the worker's, so it runs the worker's plan."""
+    return layout.spark_schema()
+
+
 def run_app(app_text: str, filename: str, input_path: str, *, follow: bool = False,
-            out: TextIO = sys.stdout) -> int:
-    """Runs the app until its input ends (or Ctrl-C with ``follow``); returns the exit code."""
+            out: TextIO | None = None) -> int:
+    """Runs the app until its input ends (or Ctrl-C with ``follow``); returns the exit code.
+
+    Outputs go to ``out``, by default the ``sys.stdout`` of the moment of the call (not of
+    the import: a caller that redirects stdout must get the lines)."""
+    out = sys.stdout if out is None else out
     analyzed = check(app_text, filename)
     layout = input_layout(analyzed)
     playback = find_annotation(analyzed.app.annotations, "app:playback") is not None
@@ -144,7 +154,7 @@ def run_app(app_text: str, filename: str, input_path: str, *, follow: bool = Fal
     with tempfile.TemporaryDirectory(prefix="eddy-run-") as work:
         spool = Path(work) / "spool"
         spool.mkdir()
-        source = (spark.readStream.format(FORMAT).schema(layout.spark_schema())
+        source = (spark.readStream.format(FORMAT).schema(source_schema(layout))
                   .option("path", str(spool)).load())
         query = (compile_group(app_text, source, layout).writeStream
                  .foreachBatch(print_batch).option("checkpointLocation", f"{work}/checkpoint")
@@ -199,8 +209,8 @@ outputs; a million-event backlog in one batch exhausted its default heap)."""
 
 
 def app_bus_url(bus_url: str | None, data_dir: Path, app: str) -> str:
-    """The bus ``eddy run`` uses: ``bus_url`` (a NATS URL without ``app=`` gets the app's
-    name), else the SQLite bus under ``data_dir``."""
+    """The bus ``eddy run`` uses: ``bus_url`` (a NATS or Kafka URL without ``app=`` gets the
+    app's name), else the SQLite bus under ``data_dir``."""
     from urllib.parse import parse_qsl, urlsplit
 
     from eddy.bus import default_url
@@ -208,13 +218,13 @@ def app_bus_url(bus_url: str | None, data_dir: Path, app: str) -> str:
     if bus_url is None:
         return default_url(data_dir)
     parts = urlsplit(bus_url)
-    if parts.scheme in ("nats", "tls") and "app" not in dict(parse_qsl(parts.query)):
+    if parts.scheme in ("nats", "tls", "kafka") and "app" not in dict(parse_qsl(parts.query)):
         return bus_url + ("&" if parts.query else "?") + f"app={app}"
     return bus_url
 
 
 def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
-                  bus_url: str | None = None, err: TextIO = sys.stderr,
+                  bus_url: str | None = None, err: TextIO | None = None,
                   status_interval_s: float = 5.0,
                   max_rows_per_batch: int = MAX_ROWS_PER_BATCH,
                   real_time_batch_ms: int | None = None) -> int:
@@ -234,19 +244,20 @@ def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
     import logging
     import signal
 
-    from eddy.engine.group_runner import GroupRunner
+    from eddy.engine.app_groups import AppGroups
     from eddy.io import IoConfig
     from eddy.io.app_connectors import AppConnectors
     from eddy.io.sinks.log_sink import LOGGER
 
+    err = sys.stderr if err is None else err
     analyzed = check(app_text, filename)
     data = data_dir if data_dir is not None else Path("eddy-data") / "run" / analyzed.name
     data.mkdir(parents=True, exist_ok=True)
     url = app_bus_url(bus_url, data, analyzed.name)
     _log_to(err)
-    runner = GroupRunner(app_text, url, data / "checkpoint", topic_prefix=f"{analyzed.name}.",
-                         filename=filename, max_rows_per_batch=max_rows_per_batch,
-                         real_time_batch_ms=real_time_batch_ms)
+    runner = AppGroups(app_text, url, data / "checkpoint", topic_prefix=f"{analyzed.name}.",
+                       filename=filename, max_rows_per_batch=max_rows_per_batch,
+                       real_time_batch_ms=real_time_batch_ms)
     connectors = AppConnectors(analyzed, url, IoConfig(state_dir=data / "io"),
                                lag_consumer=runner.name)
 

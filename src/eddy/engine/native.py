@@ -23,26 +23,16 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from eddy.engine.expressions import SparkExpressionCompiler, UnsupportedInSpark
+from eddy.engine.expressions import SparkExpressionCompiler
+from eddy.engine.functions_spark import object_from_json, object_to_json
+from eddy.engine.spark_support import script_functions
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
 from eddy.lang import ast
+from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.physical.rules.spark_sql import native_queries
 
 ORDER = "_order"
-
-
-def _shape_is_stateless(info: QueryInfo) -> bool:
-    query, selector = info.query, info.query.selector
-    source = query.input
-    return (info.partition is None
-            and isinstance(source, ast.SingleInputStream)
-            and not source.inner
-            and all(isinstance(h, ast.Filter) for h in source.handlers)
-            and not info.aggregates and not selector.group_by and selector.having is None
-            and not selector.order_by and selector.limit is None and selector.offset is None
-            and query.output_rate is None
-            and isinstance(query.output, ast.InsertIntoStream)
-            and info.target_kind == "stream" and query.output.event_type != "expired")
 
 
 @dataclass(frozen=True)
@@ -57,28 +47,24 @@ class NativePlan:
 
 
 def plan_native(analyzed: AnalyzedApp, layout: InputLayout) -> NativePlan:
-    """The largest set of stateless queries whose inputs and consumers are all native."""
-    inputs = {name for name, _ in layout.streams}
-    native = {q.id: q for q in analyzed.queries if _shape_is_stateless(q) and _compiles(q, analyzed)}
+    """The queries the physical planner runs in Spark SQL over ``layout``'s streams
+    (:mod:`eddy.plan.physical.rules.spark_sql`), producers first."""
+    from eddy.engine.operator_facts import EngineFacts
+
+    native = native_queries(analyzed, analyzed.queries, [name for name, _ in layout.streams],
+                            EngineFacts(), {})
+    return native_plan(analyzed, native)
+
+
+def native_plan(analyzed: AnalyzedApp, ids: Iterable[str]) -> NativePlan:
+    """The queries ``ids`` in an order where producers come first."""
+    wanted = set(ids)
     producers: dict[str, list[QueryInfo]] = {}
-    consumers: dict[str, list[QueryInfo]] = {}
     for info in analyzed.queries:
         if info.target:
             producers.setdefault(info.target, []).append(info)
-        for name in info.inputs:
-            consumers.setdefault(name, []).append(info)
-    changed = True
-    while changed:
-        changed = False
-        for qid, info in list(native.items()):
-            stream = info.inputs[0]
-            fed = all(p.id in native for p in producers.get(stream, ())) and \
-                (stream in inputs or stream in producers)
-            drained = all(c.id in native for c in consumers.get(info.target or "", ()))
-            if not (fed and drained):
-                del native[qid]
-                changed = True
-    return NativePlan(tuple(_producers_first(native.values(), producers)))
+    chosen = [q for q in analyzed.queries if q.id in wanted]
+    return NativePlan(tuple(_producers_first(chosen, producers)))
 
 
 def _producers_first(queries: Iterable[QueryInfo],
@@ -102,28 +88,8 @@ def _producers_first(queries: Iterable[QueryInfo],
 def spark_compiler(analyzed: AnalyzedApp, resolve: object) -> SparkExpressionCompiler:
     """A compiler of the app's expressions to Spark columns; ``resolve`` maps a variable to
     its column."""
-    scripts = [d.name for d in analyzed.app.definitions if isinstance(d, ast.FunctionDefinition)]
     return SparkExpressionCompiler(analyzed.type_of, resolve,  # type: ignore[arg-type]
-                                   F.col(TS), script_functions=scripts)
-
-
-def _expressions(info: QueryInfo) -> list[ast.Expression]:
-    source = info.query.input
-    assert isinstance(source, ast.SingleInputStream)
-    found: list[ast.Expression] = [h.expression for h in source.handlers
-                                   if isinstance(h, ast.Filter)]
-    found += [a.expression for a in info.query.selector.attributes or ()]
-    return found
-
-
-def _compiles(info: QueryInfo, analyzed: AnalyzedApp) -> bool:
-    compiler = spark_compiler(analyzed, lambda var: F.col(f"`{var.attribute}`"))
-    try:
-        for expr in _expressions(info):
-            compiler.compile(expr)
-    except UnsupportedInSpark:
-        return False
-    return True
+                                   F.col(TS), script_functions=script_functions(analyzed))
 
 
 def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
@@ -154,7 +120,7 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
         assert info.target is not None
         for path in inputs:
             frame, output = _apply(analyzed, info, frame, path, names)
-            data = F.to_json(F.struct(*(F.col(f"`{output.columns[a.name]}`").alias(a.name)
+            data = F.to_json(F.struct(*(_value(output.columns[a.name], a).alias(a.name)
                                         for a in info.outputs)), {"ignoreNullFields": "false"})
             emitted.append(F.when(F.col(output.keep), F.struct(
                 _ints(path.order + (info.index, 0, 0, 0)).alias(ORDER),
@@ -180,6 +146,14 @@ class _Path:
     keep: str
     order: tuple[int, ...]
     columns: dict[str, str]
+
+
+def _value(column: str, attribute: ast.Attribute) -> Column:
+    """An output attribute's column as ``_data`` embeds it: an ``object`` (JSON text in the
+    columns) as the JSON value itself, not as a string holding it."""
+    if attribute.type is AttrType.OBJECT:
+        return object_from_json(F.col(f"`{column}`"))
+    return F.col(f"`{column}`")
 
 
 def _ints(values: tuple[int, ...]) -> Column:
@@ -209,6 +183,13 @@ def _apply(analyzed: AnalyzedApp, info: QueryInfo, frame: DataFrame, path: _Path
     else:
         columns = {name.name: next(names) for name in info.outputs}
         frame = frame.select("*", *(
-            F.when(F.col(keep), compiler.compile(a.expression)).alias(columns[name.name])
+            F.when(F.col(keep), _as_column(compiler.compile(a.expression), name))
+            .alias(columns[name.name])
             for a, name in zip(info.query.selector.attributes, info.outputs)))
     return frame, _Path(keep, path.order, columns)
+
+
+def _as_column(value: Column, attribute: ast.Attribute) -> Column:
+    """A computed value as the columns hold it (an ``object`` variant as JSON text, so a
+    downstream query reads every ``object`` column alike)."""
+    return object_to_json(value) if attribute.type is AttrType.OBJECT else value

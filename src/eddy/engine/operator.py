@@ -13,6 +13,7 @@ restoring a snapshot per micro-batch is cheap by comparison).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
@@ -61,6 +62,9 @@ def _values(series: pd.Series, attr_type: AttrType) -> list[Any]:
         return [None if v is None or v != v else float(v) for v in values]
     if attr_type is AttrType.BOOL:
         return [None if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v)
+                for v in values]
+    if attr_type is AttrType.OBJECT:  # JSON text in the columns; the runtime wants values
+        return [None if v is None or (isinstance(v, float) and math.isnan(v)) else json.loads(v)
                 for v in values]
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else v
             for v in values]

@@ -60,7 +60,8 @@ def decode_values(data: pa.Array[Any] | pa.ChunkedArray[Any],
     Raises ``ValueError`` when a row does not have one value per attribute.
     """
     texts = data.combine_chunks() if isinstance(data, pa.ChunkedArray) else data
-    if len(texts) and pc.all(pc.starts_with(texts, "{")).as_py():
+    objects = any(a.type is AttrType.OBJECT for a in attributes)  # must become JSON text
+    if len(texts) and not objects and pc.all(pc.starts_with(texts, "{")).as_py():
         columns = _objects(texts, attributes)
         if columns is not None:
             return columns
@@ -102,6 +103,8 @@ def _decoded(texts: list[Any], attributes: Sequence[Attribute]) -> list[pa.Array
 
 def _column(values: list[Any], attr_type: AttrType) -> pa.Array[Any]:
     arrow = ARROW_TYPES[attr_type]
+    if attr_type is AttrType.OBJECT:  # a string value too must become JSON text
+        return pa.array([typed(v, attr_type) for v in values], arrow)
     try:  # refuses what needs converting: "NaN" for a double, a JSON object for text, …
         return pa.array(values, arrow)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
@@ -110,7 +113,7 @@ def _column(values: list[Any], attr_type: AttrType) -> pa.Array[Any]:
 
 def typed(value: Any, attr_type: AttrType) -> Any:
     """A decoded JSON value as the attribute's Python type (non-finite doubles arrive as
-    the strings ``NaN``/``Infinity``, objects as JSON text)."""
+    the strings ``NaN``/``Infinity``; an object becomes its JSON text)."""
     if value is None:
         return None
     if attr_type in (AttrType.INT, AttrType.LONG):
@@ -119,6 +122,6 @@ def typed(value: Any, attr_type: AttrType) -> Any:
         return float(value)
     if attr_type is AttrType.BOOL:
         return bool(value)
-    if attr_type is AttrType.OBJECT:
-        return value if isinstance(value, str) else json.dumps(value)
+    if attr_type is AttrType.OBJECT:  # ``_data`` embeds the value; the bus keeps JSON text
+        return json.dumps(value)
     return value if isinstance(value, str) else str(value)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql.types import StructType
 
 from eddy.engine.group_query import compile_group
 from eddy.engine.layout import STORE_STREAM, InputLayout, decode_data, input_layout
@@ -58,6 +59,13 @@ def _events(inputs: Sequence[Mapping[str, Any]],
     return events
 
 
+def source_schema(layout: InputLayout) -> StructType:
+    """The columns replay reads: the worker's (:class:`~eddy.engine.bus_source.BusDataSource`),
+    no ``_clock``, so that replay builds the physical plan a worker runs; and replay, like a
+    worker, may take on-demand queries (``compile_group``'s default)."""
+    return layout.spark_schema()
+
+
 def replay(app_text: str, inputs: Sequence[Mapping[str, Any]], *, batch_size: int = 0,
            spark: SparkSession | None = None) -> ReplayResult:
     """Runs ``app_text`` over ``inputs`` (conformance case format); ``batch_size`` 0 = all.
@@ -81,11 +89,9 @@ def replay(app_text: str, inputs: Sequence[Mapping[str, Any]], *, batch_size: in
         spool.mkdir()
         if events:
             append_chunk(spool, layout.to_arrow(events))
-        source = (spark.readStream.format(FORMAT).schema(layout.spark_schema(clock=True))
+        source = (spark.readStream.format(FORMAT).schema(source_schema(layout))
                   .option("path", str(spool)).option("maxRowsPerBatch", str(batch_size)).load())
-        # inputs without on-demand queries let an aggregation-only group split by group
-        outputs = compile_group(app_text, source, layout,
-                                on_demand=any("store_query" in item for item in inputs))
+        outputs = compile_group(app_text, source, layout)
         query = (outputs.writeStream.foreachBatch(collect)
                  .option("checkpointLocation", str(Path(work) / "checkpoint"))
                  .queryName(f"replay-{id(rows)}").start())

@@ -147,7 +147,10 @@ class AppConnectors:
         return all(f.wait_until_published(timeout) for f in self.followers)
 
     def _token(self) -> str:
-        """The app's random sink-id token, created once and kept under ``state_dir``."""
+        """The app's sink-id token: the node's shared one (``IoConfig.sink_token``), else a
+        random one created once and kept under ``state_dir``."""
+        if self.config.sink_token is not None:
+            return self.config.sink_token(self.analyzed.name)
         path = Path(self.config.state_dir) / f"{self.analyzed.name}.sink-token"
         if path.exists():
             return path.read_text(encoding="utf-8").strip()

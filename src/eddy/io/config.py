@@ -39,4 +39,7 @@ class IoConfig:
     max_retry_after_s: int = 60
     broker: InMemoryBroker = field(default_factory=default_broker)
     """Where ``inMemory`` sources and sinks meet (Siddhi's ``InMemoryBroker``)."""
+    sink_token: Callable[[str], str] | None = None
+    """``app -> token`` when the app's sink-id token is shared with another node (minimum
+    HA keeps it in the cluster database); None: a random token kept under ``state_dir``."""
     metrics: IoMetrics = field(default_factory=IoMetrics)

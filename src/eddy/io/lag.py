@@ -34,6 +34,15 @@ def progress_consumer(consumer: str) -> str:
     return f"{consumer}/progress"
 
 
+def position(bus: Bus, consumer: str, topic: str, partition: int, start: int) -> int:
+    """Where ``consumer`` stands in a partition whose first kept event is ``start``: the
+    further of its committed and its progress positions (``start`` when it has neither)."""
+    committed = [c for c in (bus.committed(consumer, topic, partition),
+                             bus.committed(progress_consumer(consumer), topic, partition))
+                 if c is not None]
+    return max([start, *committed])
+
+
 class ConsumerLag:
     """``stream -> seconds`` (an :data:`~eddy.io.config.Behind`) for one consumer."""
 
@@ -62,13 +71,10 @@ class ConsumerLag:
         starts, ends = bus.start_offsets(topic), bus.end_offsets(topic)
         oldest: int | None = None
         for p, (start, end) in enumerate(zip(starts, ends)):
-            committed = [c for c in (bus.committed(self.consumer, topic, p),
-                                     bus.committed(progress_consumer(self.consumer), topic, p))
-                         if c is not None]
-            position = max([start, *committed])
-            if position >= end:
+            at = position(bus, self.consumer, topic, p, start)
+            if at >= end:
                 continue
-            ts = bus.read_table(topic, p, position, position + 1).column(TS)[0].as_py()
+            ts = bus.read_table(topic, p, at, at + 1).column(TS)[0].as_py()
             oldest = ts if oldest is None else min(oldest, ts)
         if oldest is None:
             return 0.0

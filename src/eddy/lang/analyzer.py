@@ -10,10 +10,12 @@ follow-on errors.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from eddy.lang import ast
 from eddy.lang.ast import Attribute
+from eddy.lang.annotation_checks import annotation_issues
 from eddy.lang.definitions import check_definitions
 from eddy.lang.errors import AppIssue, SiddhiAppError, Span, did_you_mean
 from eddy.lang.inputs import (
@@ -26,6 +28,7 @@ from eddy.lang.inputs import (
 from eddy.lang.scope import Scope, SemanticError, Source, schema_text
 from eddy.lang.selection import check_selector
 from eddy.lang.table_writes import check_assignments, check_insert_compatible
+from eddy.lang.star_args import with_arguments
 from eddy.lang.semantic import AnalyzedApp, OutputKind, PartitionInfo, QueryInfo, StreamInfo
 from eddy.lang.typecheck import ExpressionTyper
 from eddy.lang.walk import state_streams
@@ -60,6 +63,7 @@ class Analyzer:
         self.partition_index: int | None = None
         self.query_count = 0
         self.used_ids: set[str] = {q.name for q in _all_queries(app) if q.name}
+        self.rewritten: list[tuple[ast.Query, ast.Query]] = []  # (as written, '*' expanded)
 
     # -- lookups used by inputs.py ---------------------------------------------------------
     def lookup(self, name: str, span: Span, *, inner: bool = False) -> StreamInfo:
@@ -104,6 +108,7 @@ class Analyzer:
     def run(self) -> AnalyzedApp:
         """Checks the app; raises :class:`SiddhiAppError` with every fault, in text order."""
         app = self.result.app
+        self.issues.extend(annotation_issues(app))
         for info, issue in check_definitions(app, self.typer, self.functions, self.lookup):
             if issue is not None:
                 self.issues.append(issue)
@@ -120,7 +125,28 @@ class Analyzer:
             raise SiddhiAppError(sorted(self.issues, key=lambda i: (i.span.line, i.span.column)),
                                  self.result.source, self.result.filename)
         self.result.queries.sort(key=lambda q: (q.index, q.partition or 0))
+        if self.rewritten:
+            self._keep_rewritten()
         return self.result
+
+    def _keep_rewritten(self) -> None:
+        """Puts the queries rewritten for ``f(*)`` into the app's AST and its partitions."""
+        new = {id(old): query for old, query in self.rewritten}
+        partitions: dict[int, ast.Partition] = {}
+        elements: list[ast.ExecutionElement] = []
+        for element in self.result.app.elements:
+            if isinstance(element, ast.Query):
+                elements.append(new.get(id(element), element))
+                continue
+            queries = tuple(new.get(id(q), q) for q in element.queries)
+            if queries != element.queries or any(a is not b for a, b in
+                                                 zip(queries, element.queries)):
+                partitions[id(element)] = dataclasses.replace(element, queries=queries)
+            elements.append(partitions.get(id(element), element))
+        self.result.app = dataclasses.replace(self.result.app, elements=tuple(elements))
+        self.result.partitions = [
+            dataclasses.replace(p, partition=partitions.get(id(p.partition), p.partition))
+            for p in self.result.partitions]
 
     def _drain(self, units: list[_Unit]) -> None:
         while units:
@@ -142,7 +168,7 @@ class Analyzer:
             if isinstance(unit.element, ast.Partition):
                 self._partition(unit.element, unit.index)
             else:
-                info = self._query(unit.element, unit.index, None)
+                info = self._analyze_query(unit.element, unit.index, None)
                 self.result.queries.append(info)
         except _Deferred:
             if final:
@@ -187,7 +213,7 @@ class Analyzer:
                 waiting = []
                 for query in remaining:
                     try:
-                        queries.append(self._query(query, index, index))
+                        queries.append(self._analyze_query(query, index, index))
                     except _Deferred:
                         waiting.append(query)
                 if len(waiting) == len(remaining):
@@ -203,9 +229,27 @@ class Analyzer:
                                                     tuple(queries)))
 
     # -- queries ---------------------------------------------------------------------------
+    def _analyze_query(self, query: ast.Query, index: int, partition: int | None) -> QueryInfo:
+        """Checks a query; one with ``f(*)`` is checked again as rewritten with the
+        attributes the ``*`` stands for, and that rewritten query is the one kept."""
+        self.typer.expanded.clear()
+        info = self._query(query, index, partition)
+        if not self.typer.expanded:
+            return info
+        rewritten = with_arguments(query, dict(self.typer.expanded))
+        self.typer.expanded.clear()
+        self.query_count -= 1
+        if not query.name:
+            self.used_ids.discard(info.id)
+        self.rewritten.append((query, rewritten))
+        return self._query(rewritten, index, partition)
+
     def _query(self, query: ast.Query, index: int, partition: int | None) -> QueryInfo:
         scope, inputs = self._input_scope(query.input)
-        outputs, aggregates = check_selector(query.selector, scope, self.typer)
+        single = isinstance(query.input, (ast.SingleInputStream, ast.AnonymousInputStream))
+        output_id = getattr(query.output, "target", None)
+        outputs, aggregates = check_selector(query.selector, scope, self.typer,
+                                             single_input=single, output_id=output_id)
         target, kind = self._output(query.output, outputs, scope)
         self.query_count += 1
         return QueryInfo(query, self._query_id(query), index, partition, inputs, target, kind,

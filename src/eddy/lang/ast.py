@@ -119,6 +119,12 @@ class Constant(Expression):
 
 
 @dataclass(frozen=True)
+class AllAttributes(Expression):
+    """The ``*`` of ``f(*)``: Siddhi passes every attribute of the input, in order (all
+    inputs' for a join or pattern); analysis writes the attributes out in its place."""
+
+
+@dataclass(frozen=True)
 class TimeConstant(Expression):
     """A time value such as ``10 min`` or ``1 hour 30 min``, as milliseconds (a LONG)."""
 

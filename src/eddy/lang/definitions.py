@@ -60,23 +60,50 @@ def check_definitions(app: ast.SiddhiApp, typer: ExpressionTyper,
 
 
 def _first_definition(definition: ast.Definition, seen: dict[str, ast.Definition]) -> bool:
-    """False for an identical re-definition; raises for a conflicting one."""
+    """False for a re-definition Siddhi accepts; raises for a conflicting one.
+
+    Siddhi (``SiddhiApp.checkDuplicateDefinition``) takes a stream or a table defined again
+    with the same attributes and annotations, and a trigger named like a stream whose only
+    attribute is ``triggered_time long``: the trigger then feeds that stream. A window or an
+    aggregation defined twice, or one name for a stream and a table, is a fault."""
     previous = seen.get(definition.name)
     if previous is None:
         seen[definition.name] = definition
         return True
     same_kind = type(previous) is type(definition)
-    if same_kind and isinstance(definition, ast.StreamDefinition) and previous == definition:
+    if same_kind and isinstance(definition, (ast.StreamDefinition, ast.TableDefinition)) \
+            and previous == definition:
         return False
+    trigger = _trigger_and_stream(previous, definition)
+    if trigger is not None:
+        if trigger is definition:
+            return False  # the stream already defined is the trigger's stream
+        seen[definition.name] = definition  # the stream replaces the trigger's implied one
+        return True
     if same_kind and isinstance(previous, (ast.StreamDefinition, ast.TableDefinition)):
         assert isinstance(definition, (ast.StreamDefinition, ast.TableDefinition))
+        differs = (f"this definition says {schema_text(definition.attributes)}"
+                   if previous.attributes != definition.attributes else
+                   "this definition has other annotations")
         message = (f"{_KINDS[type(definition)]} '{definition.name}' is already defined at line "
-                   f"{previous.span.line} as {schema_text(previous.attributes)}; this "
-                   f"definition says {schema_text(definition.attributes)}")
+                   f"{previous.span.line} as {schema_text(previous.attributes)}; {differs}")
     else:
         message = (f"'{definition.name}' is already defined at line {previous.span.line} as a "
                    f"{_KINDS.get(type(previous), 'definition')}")
     raise SemanticError(message, definition.span, "give one of them another name")
+
+
+def _trigger_and_stream(first: ast.Definition,
+                        second: ast.Definition) -> ast.TriggerDefinition | None:
+    """The trigger of a trigger and a stream that Siddhi lets share a name: the stream has
+    exactly the trigger's schema, ``(triggered_time long)``, and no annotations."""
+    pair = {type(first): first, type(second): second}
+    trigger, stream = pair.get(ast.TriggerDefinition), pair.get(ast.StreamDefinition)
+    if not isinstance(trigger, ast.TriggerDefinition) or \
+            not isinstance(stream, ast.StreamDefinition) or stream.annotations:
+        return None
+    schema = tuple((a.name, a.type) for a in stream.attributes)
+    return trigger if schema == ((TRIGGERED_TIME.name, TRIGGERED_TIME.type),) else None
 
 
 def _check_attributes(definition: ast.Definition,
@@ -100,22 +127,9 @@ def _define(definition: ast.Definition, typer: ExpressionTyper) -> StreamInfo:
                                    ast.WindowDefinition))
     attributes = _check_attributes(definition, definition.attributes)
     info = StreamInfo(definition.name, kind, attributes, definition.span, definition)
-    if isinstance(definition, ast.TableDefinition):
-        _check_table_keys(definition, attributes)
     if isinstance(definition, ast.WindowDefinition):
         _check_named_window(definition, info, typer)
     return info
-
-
-def _check_table_keys(table: ast.TableDefinition, attributes: tuple[Attribute, ...]) -> None:
-    names = {a.name for a in attributes}
-    for annotation in table.annotations:
-        if annotation.is_named("primaryKey") or annotation.is_named("index"):
-            for key in annotation.positional:
-                if key not in names:
-                    raise SemanticError(
-                        f"@{annotation.name} names '{key}', which is not an attribute of table "
-                        f"'{table.name}' {schema_text(attributes)}", annotation.span)
 
 
 def _check_named_window(definition: ast.WindowDefinition, info: StreamInfo,

@@ -59,7 +59,8 @@ import re
 from collections.abc import Iterable
 
 from eddy.lang.ast import (
-    AbsentStreamStateElement, AggregationDefinition, AnonymousInputStream, Annotation,
+    AbsentStreamStateElement, AggregationDefinition, AllAttributes, AnonymousInputStream,
+    Annotation,
     AnnotationElement, Attribute, BinaryOperation, Constant, CountStateElement, AttrType,
     Definition, DeleteStream, EveryStateElement, Expression, Filter, FunctionCall,
     FunctionDefinition, In, InputStream, InsertIntoStream, IsNull, IsNullStream,
@@ -239,6 +240,8 @@ def _atom(e: Expression) -> str:
         return _variable(e)
     if isinstance(e, FunctionCall):
         return _call(e.namespace, e.name, e.args)
+    if isinstance(e, AllAttributes):
+        return "*"
     raise TypeError(f"not an expression: {e!r}")
 
 

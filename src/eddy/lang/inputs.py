@@ -11,10 +11,11 @@ from typing import Protocol
 
 from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
-from eddy.lang.errors import Span
+from eddy.lang.errors import SiddhiAppError, Span
 from eddy.lang.functions import REGISTRY, Kind, TypeMismatch
 from eddy.lang.scope import Scope, SemanticError, Source, SourceKind
 from eddy.lang.semantic import StreamInfo
+from eddy.lang.star_args import is_star, star_arguments
 from eddy.lang.typecheck import ExpressionTyper, constant_value
 from eddy.lang.walk import walk_states
 
@@ -30,6 +31,10 @@ class StreamLookup(Protocol):
 
 
 AGG_TIMESTAMP = Attribute("AGG_TIMESTAMP", AttrType.LONG)
+# The spellings Siddhi's Expression.Time.normalizeDuration takes for a constant 'per'.
+PER_GRANULARITIES = frozenset({"sec", "second", "seconds", "min", "minute", "minutes", "h",
+                               "hour", "hours", "day", "days", "month", "months", "year",
+                               "years"})
 # Elements whose events arrive one at a time: only these can be windowed or matched by a pattern.
 _EVENT_KINDS = ("stream", "inner", "trigger")
 
@@ -106,17 +111,52 @@ def check_handlers(ctx: StreamLookup, stream: ast.SingleInputStream, source: Sou
             noun = "window" if kind == "window" else "stream function"
             raise SemanticError(f"{noun} '{qualified}' is not defined", handler.span,
                                 f"did you mean '{guess}'?" if guess else None)
-        types = [ctx.typer.infer(a, local) for a in handler.args]
-        constants = [constant_value(a) for a in handler.args]
+        args = handler.args
+        if is_star(args):
+            args = star_arguments(args[0], (source,), qualified)
+            ctx.typer.expanded[id(handler)] = args
+        types = [ctx.typer.infer(a, local) for a in args]
+        constants = [constant_value(a) for a in args]
         try:
             REGISTRY.check_call(spec, types, constants)
         except TypeMismatch as mismatch:
             raise SemanticError(mismatch.message, handler.span) from None
+        if kind == "window" and handler.namespace is None and \
+                handler.name in ("expression", "expressionBatch") and isinstance(constants[0], str):
+            _check_window_condition(ctx, handler, constants[0], source)
         if spec.extra_attributes is not None:
             extra = tuple(Attribute(n, t) for n, t in spec.extra_attributes(types, constants))
             source = Source(source.stream, source.kind, source.attributes + extra, source.refs,
                             source.counted, source.pattern_state)
     return source
+
+
+def _check_window_condition(ctx: StreamLookup, window: ast.Window | ast.StreamFunction,
+                            text: str, source: Source) -> None:
+    """The condition of ``#window.expression('…')``/``expressionBatch('…')``: Siddhi parses
+    it when it builds the window and needs a BOOL over the event, ``first`` and ``last``
+    (``ExpressionBatchWindowProcessor.constructExpression``)."""
+    from eddy.lang.parser import parse_expression  # the parser imports the AST only
+
+    what = f"the condition '{text}' of #window.{window.name}()"
+    try:
+        condition = parse_expression(text)
+    except SiddhiAppError as error:
+        raise SemanticError(f"{what} is not an expression: {error.message}",
+                            window.span) from None
+    ends = tuple(Source(source.stream, source.kind, source.attributes, frozenset({ref}))
+                 for ref in ("first", "last"))
+    scope = Scope((source,) + ends, current=source)
+    # A typer of its own: the condition is not part of the app's AST, so its nodes' types
+    # must not land among the app's (their ids could be reused once they are gone).
+    typer = ExpressionTyper(ctx.typer.functions, ctx.typer.tables, ctx.typer.registry)
+    try:
+        found = typer.infer(condition, scope, aggregates=True)
+    except SemanticError as fault:
+        raise SemanticError(f"{what}: {fault.issue.message}", window.span) from None
+    if found != AttrType.BOOL:
+        raise SemanticError(f"{what} must be a condition (BOOL), but it is {found.value}",
+                            window.span, "e.g. 'count() <= 20' or 'sum(price) < 100'")
 
 
 def _window_hint(source: Source) -> str | None:
@@ -152,7 +192,10 @@ def join_scope(ctx: StreamLookup, join: ast.JoinInputStream) -> Scope:
     infos: list[StreamInfo] = []
     for side in (join.left, join.right):
         info = _stream_info(ctx, side)
-        sides.append(source_of(info, _qualifiers(side)))
+        # Once a side has an alias, only the alias names it (ExpressionParser.parseVariable
+        # compares a qualifier with the input's reference id when there is one).
+        refs = frozenset({side.alias}) if side.alias else frozenset({side.stream})
+        sides.append(source_of(info, refs))
         infos.append(info)
     if join.left.reference == join.right.reference:
         raise SemanticError(
@@ -179,6 +222,11 @@ def join_scope(ctx: StreamLookup, join: ast.JoinInputStream) -> Scope:
         if per != AttrType.STRING:
             raise SemanticError(f"'per' takes a granularity string such as 'hours', not "
                                 f"{per.value}", join.per.span)
+        granularity = constant_value(join.per)
+        if isinstance(granularity, str) and granularity.lower() not in PER_GRANULARITIES:
+            raise SemanticError(
+                f"'per' takes a granularity, and '{granularity}' is none", join.per.span,
+                "one of seconds, minutes, hours, days, months or years (or sec, min, h, …)")
     elif join.within or join.per is not None:
         raise SemanticError("'within … per …' applies only to joins with an aggregation",
                             join.span)

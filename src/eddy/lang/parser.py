@@ -13,9 +13,9 @@ therefore a keyword exactly where one is expected, and a name everywhere else.
 Leniencies over Siddhi's grammar, all harmless: definitions may follow queries; an app may
 have no definitions; ``from S as s`` (an alias on a single stream); annotations on triggers
 and functions; ``//`` comments; ``"`` inside '…' strings and tabs in strings; a ``null``
-literal; unary minus on any expression (``-(a + b)``). Stricter where Siddhi's compiler,
-not its grammar, rejects: ``outer join`` without left/right/full, weeks in an aggregation,
-a pattern of only absent streams, an attribute defined twice.
+literal. Stricter where Siddhi's compiler, not its grammar, rejects: ``outer join`` without
+left/right/full, weeks in an aggregation, a pattern of only absent streams, an attribute
+defined twice. A sign goes before a number literal only (``-5``, not ``-a``), as in Siddhi.
 
 Syntax errors are :class:`~eddy.lang.errors.SiddhiAppError` issues of kind ``"syntax"`` at
 the offending token, as Siddhi's ANTLR parser reports them. After an error the parser skips

@@ -60,6 +60,19 @@ class Source:
         return f"'{self.stream}'" + (f" (as '{other[0]}')" if other else "")
 
 
+def first_shared(sources: Iterable[Source]) -> tuple[str, Source, Source] | None:
+    """The first attribute name two of ``sources`` both have, with the two inputs; None
+    when every name is in one input only (what ``select *`` and ``f(*)`` over a join or
+    pattern need)."""
+    seen: dict[str, Source] = {}
+    for source in sources:
+        for attribute in source.attributes:
+            if attribute.name in seen:
+                return attribute.name, seen[attribute.name], source
+            seen[attribute.name] = source
+    return None
+
+
 @dataclass(frozen=True)
 class Resolved:
     """Where a variable points: the input and the attribute."""
@@ -85,18 +98,27 @@ class Scope:
     sources: tuple[Source, ...] = ()
     current: Source | None = None
     outputs: tuple[Attribute, ...] = ()
+    only_outputs: bool = False
+    output_id: str | None = None
 
     def with_current(self, source: Source) -> Scope:
         """This scope as seen from a filter or handler of ``source``."""
-        return Scope(self.sources, source, self.outputs)
+        return Scope(self.sources, source, self.outputs, self.only_outputs, self.output_id)
 
-    def with_outputs(self, outputs: tuple[Attribute, ...]) -> Scope:
-        """This scope with the selected attributes, for ``having`` and ``order by``."""
-        return Scope(self.sources, self.current, outputs)
+    def with_outputs(self, outputs: tuple[Attribute, ...], *, only: bool = False,
+                     output_id: str | None = None) -> Scope:
+        """This scope with the selected attributes, for ``having`` and ``order by``.
+
+        ``only`` hides the inputs, as Siddhi does for the ``having`` and ``order by`` of a
+        query over one stream (``ExpressionParser.parseVariable`` reads the output
+        definition, named ``output_id``, alone); over a join or pattern an unqualified name
+        missing from the output still falls back to the inputs."""
+        return Scope(self.sources, self.current, outputs, only, output_id)
 
     def with_source(self, source: Source) -> Scope:
         """This scope with one more input (the table of ``expr in T``)."""
-        return Scope(self.sources + (source,), self.current, self.outputs)
+        return Scope(self.sources + (source,), self.current, self.outputs, self.only_outputs,
+                     self.output_id)
 
     def by_ref(self, ref: str) -> Source | None:
         """The input that ``ref`` (a stream id, alias or event name) qualifies, if any."""
@@ -107,6 +129,8 @@ class Scope:
 
     def resolve(self, var: Variable) -> Resolved:
         """The attribute ``var`` names; raises :class:`SemanticError` when none or several."""
+        if self.only_outputs:
+            return self._resolve_output(var)
         if var.stream is not None:
             return self._resolve_qualified(var)
         if self.outputs:
@@ -128,9 +152,30 @@ class Scope:
                 f"'{sorted(matches[0][0].refs)[0]}.{var.attribute}'")
         raise self._undefined(var)
 
+    def _resolve_output(self, var: Variable) -> Resolved:
+        output = Source(self.output_id or "", "output", self.outputs, frozenset())
+        found = output.attribute(var.attribute)
+        if found is None:
+            guess = did_you_mean(var.attribute, [a.name for a in self.outputs])
+            raise SemanticError(
+                f"attribute '{var.attribute}' does not exist in the query's output "
+                f"{schema_text(self.outputs)}", var.span,
+                f"did you mean '{guess}'?" if guess else
+                f"select '{var.attribute}' to use it here")
+        if var.stream is not None and var.stream != self.output_id:
+            raise SemanticError(f"'{var.stream}' is not defined here: this clause sees only the "
+                                f"query's output {schema_text(self.outputs)}", var.span)
+        return Resolved(output, found)
+
     def _resolve_qualified(self, var: Variable) -> Resolved:
         assert var.stream is not None
         source = self.by_ref(var.stream)
+        aliased = next((s for s in self.sources if s.stream == var.stream and s.refs), None)
+        if source is None and aliased is not None:
+            alias = sorted(aliased.refs)[0]
+            raise SemanticError(f"'{var.stream}' is named '{alias}' in this query, so "
+                                f"'{var.stream}.{var.attribute}' refers to nothing", var.span,
+                                f"write '{alias}.{var.attribute}'")
         if source is None:
             known = sorted({r for s in self.sources for r in s.refs})
             guess = did_you_mean(var.stream, known)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from eddy.lang import ast
 from eddy.lang.ast import Attribute, AttrType
 from eddy.lang.functions import REGISTRY
-from eddy.lang.scope import Scope, SemanticError
+from eddy.lang.scope import Scope, SemanticError, first_shared
 from eddy.lang.typecheck import ExpressionTyper, constant_value
 from eddy.lang.walk import walk_expression
 
@@ -21,14 +21,18 @@ def has_aggregate(expr: ast.Expression) -> bool:
                for e in walk_expression(expr))
 
 
-def check_selector(selector: ast.Selector, scope: Scope,
-                   typer: ExpressionTyper) -> tuple[tuple[Attribute, ...], bool]:
-    """The output schema of ``selector`` over ``scope``, and whether it aggregates."""
+def check_selector(selector: ast.Selector, scope: Scope, typer: ExpressionTyper, *,
+                   single_input: bool = False,
+                   output_id: str | None = None) -> tuple[tuple[Attribute, ...], bool]:
+    """The output schema of ``selector`` over ``scope``, and whether it aggregates.
+
+    ``single_input`` says the query reads one stream: its ``having`` and ``order by`` then
+    see only the selected attributes (qualified, if at all, by ``output_id``)."""
     outputs = _outputs(selector, scope, typer)
     aggregates = any(has_aggregate(a.expression) for a in selector.attributes or ())
     for variable in selector.group_by:
         typer.infer(variable, scope)
-    selected = scope.with_outputs(outputs)
+    selected = scope.with_outputs(outputs, only=single_input, output_id=output_id)
     if selector.having is not None:
         typer.expect_bool(selector.having, selected, "'having'", aggregates=True)
         aggregates = aggregates or has_aggregate(selector.having)
@@ -43,7 +47,7 @@ def check_selector(selector: ast.Selector, scope: Scope,
 def _outputs(selector: ast.Selector, scope: Scope,
              typer: ExpressionTyper) -> tuple[Attribute, ...]:
     if selector.attributes is None:
-        return tuple(Attribute(a.name, a.type) for s in scope.sources for a in s.attributes)
+        return _all_attributes(selector, scope)
     outputs: list[Attribute] = []
     seen: dict[str, ast.OutputAttribute] = {}
     for item in selector.attributes:
@@ -62,6 +66,18 @@ def _outputs(selector: ast.Selector, scope: Scope,
         seen[name] = item
         outputs.append(Attribute(name, attr_type, span=item.span))
     return tuple(outputs)
+
+
+def _all_attributes(selector: ast.Selector, scope: Scope) -> tuple[Attribute, ...]:
+    """``select *``: every input's attributes; over a join or pattern no name may be in two
+    inputs, or the output would have it twice (``SelectorParser``)."""
+    shared = first_shared(scope.sources)
+    if shared is not None:
+        name, first, second = shared
+        raise SemanticError(f"'select *' would select '{name}' twice: {first.label} and "
+                            f"{second.label} both have it", selector.span,
+                            "select the attributes by name, renaming one with 'as'")
+    return tuple(Attribute(a.name, a.type) for s in scope.sources for a in s.attributes)
 
 
 def _check_count(clause: str, expr: ast.Expression, scope: Scope,

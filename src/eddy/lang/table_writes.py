@@ -20,6 +20,13 @@ def assignable(value: AttrType, column: AttrType) -> bool:
     return value == column or AttrType.OBJECT in (value, column)
 
 
+def settable(value: AttrType, column: AttrType) -> bool:
+    """Whether ``set column = value`` is accepted: Siddhi does not check the type of a
+    ``set`` (``compileUpdateSet``), so a number may go into any numeric column (``set price
+    = 100`` on a FLOAT column); other types must match."""
+    return assignable(value, column) or (value.is_numeric and column.is_numeric)
+
+
 def check_insert_compatible(target: StreamInfo, outputs: tuple[Attribute, ...],
                             span: Span) -> None:
     """Rejects a write whose selected values do not line up with ``target``'s columns."""
@@ -37,13 +44,14 @@ def check_assignments(typer: ExpressionTyper, table: StreamInfo,
     """Rejects a ``set`` that assigns something other than a column of ``table``, or a value
     of the wrong type."""
     for assignment in assignments:
-        column = scope.resolve(assignment.variable)
-        if column.source.kind != "table":
+        column = next((a for a in table.attributes
+                       if a.name == assignment.variable.attribute), None)
+        if column is None:
             raise SemanticError(
                 f"'set' assigns columns of '{table.name}', and "
                 f"'{assignment.variable.attribute}' is not one of them",
-                assignment.variable.span)
+                assignment.variable.span, f"the columns are {schema_text(table.attributes)}")
         value = typer.infer(assignment.value, scope)
-        if not assignable(value, column.type):
-            raise SemanticError(f"column '{column.attribute.name}' is {column.type.value}, "
+        if not settable(value, column.type):
+            raise SemanticError(f"column '{column.name}' is {column.type.value}, "
                                 f"but the value is {value.value}", assignment.span)

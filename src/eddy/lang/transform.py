@@ -126,6 +126,7 @@ class AstBuilder(StateRules):
     def __init__(self) -> None:
         super().__init__()
         self._edge_literals: dict[tuple[int, int], Span] = {}  # 2147483648 is fine only as -…
+        self._signed: set[int] = set()  # ids of the literals that already carry a sign
 
     def build(self, root: Tree[Token]) -> Any:
         """The AST of ``root`` (then call :meth:`finish`)."""
@@ -386,7 +387,7 @@ class AstBuilder(StateRules):
         fields: dict[str, Any] = {"target": str(target), "on": _first(rest, ast.Expression),
                                   "event_type": _part(rest, "events", "current")}
         if cls is not ast.DeleteStream:
-            fields["set"] = _part(rest, "set")
+            fields["set"] = _set_on_table(_part(rest, "set"), str(target))
         return cls(**fields, span=meta_span(meta))
 
     delete_output = partialmethod(_table_output, cls=ast.DeleteStream)
@@ -465,18 +466,35 @@ class AstBuilder(StateRules):
 
     def neg_op(self, meta: Meta, children: list[ast.Expression]) -> ast.Expression:
         operand, span = children[0], meta_span(meta)
-        unparenthesised = (span.end_line, span.end_column) == (operand.span.end_line,
-                                                               operand.span.end_column)
-        if isinstance(operand, ast.Constant) and operand.type.is_numeric and unparenthesised:
+        if self._signed_literal(operand, span, "-"):
             self._edge_literals.pop((operand.span.line, operand.span.column), None)
-            return ast.Constant(-cast(float, operand.value), operand.type, span=span)
+            assert isinstance(operand, ast.Constant)
+            signed = ast.Constant(-cast(float, operand.value), operand.type, span=span)
+            self._signed.add(id(signed))
+            return signed
         return ast.Negate(operand, span=span)
 
     def pos_op(self, meta: Meta, children: list[ast.Expression]) -> ast.Expression:
-        operand = children[0]
-        if isinstance(operand, ast.Constant) and operand.type.is_numeric:
-            return dataclasses.replace(operand, span=meta_span(meta))
+        operand, span = children[0], meta_span(meta)
+        if self._signed_literal(operand, span, "+"):
+            signed = dataclasses.replace(operand, span=span)
+            self._signed.add(id(signed))
+            return signed
         return operand
+
+    def _signed_literal(self, operand: ast.Expression, span: Span, sign: str) -> bool:
+        """Whether ``sign operand`` is a signed number literal, the only place SiddhiQL takes
+        a sign (``signed_int_value`` … in its grammar); anything else is a syntax fault at
+        the operand, where Siddhi's parser finds no viable alternative."""
+        unparenthesised = (span.end_line, span.end_column) == (operand.span.end_line,
+                                                               operand.span.end_column)
+        if isinstance(operand, ast.Constant) and operand.type.is_numeric and unparenthesised \
+                and id(operand) not in self._signed:
+            return True
+        self._fault(f"a sign ('{sign}') can only precede a number literal, as in '{sign}5'",
+                    operand.span, f"write '(0 {sign} …)' or '… * -1' to change the sign of a "
+                    "value" if sign == "-" else "leave the '+' out")
+        return False
 
     def literal(self, meta: Meta, children: list[Token]) -> ast.Constant:
         token, span = children[0], meta_span(meta)
@@ -515,6 +533,9 @@ class AstBuilder(StateRules):
                             "unit once ('1 hour 30 min')", after.span)
         return ast.TimeConstant(sum(p.millis for p in children), span=meta_span(meta))
 
+    def all_attributes(self, meta: Meta, children: list[Any]) -> ast.AllAttributes:
+        return ast.AllAttributes(span=meta_span(meta))
+
     def function_call(self, meta: Meta, children: list[Any]) -> ast.FunctionCall:
         names = [c for c in children if _is_name(c)]
         args = tuple(c for c in children if isinstance(c, ast.Expression))
@@ -542,3 +563,18 @@ class AstBuilder(StateRules):
             return ast.IsNullStream(checked.name, checked.event_index, checked.inner, checked.fault,
                                     span=meta_span(meta))
         return ast.IsNull(checked, span=meta_span(meta))
+
+
+def _set_on_table(assignments: tuple[ast.SetAssignment, ...] | None,
+                  table: str) -> tuple[ast.SetAssignment, ...] | None:
+    """The ``set`` clause with each assigned column named ``table.column``.
+
+    Siddhi assigns the column of the updated table whatever qualifies the name on the left
+    (``InMemoryTable.compileUpdateSet`` reads only the attribute name), so ``set price = 1``
+    and ``set T.price = 1`` are the same update; writing it out keeps later layers from
+    reading an unqualified ``price`` as a selected attribute."""
+    if assignments is None:
+        return None
+    return tuple(dataclasses.replace(a, variable=dataclasses.replace(
+        a.variable, stream=table, stream_index=None, inner=False, fault=False))
+        for a in assignments)

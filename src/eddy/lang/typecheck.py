@@ -15,6 +15,7 @@ from eddy.lang.ast import AttrType
 from eddy.lang.errors import did_you_mean
 from eddy.lang.functions import REGISTRY, Registry, TypeMismatch
 from eddy.lang.scope import Scope, SemanticError, Source
+from eddy.lang.star_args import is_star, star_arguments
 
 _NUMERIC_ORDER = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 _ARITHMETIC = {"+": "addition", "-": "subtraction", "*": "multiplication", "/": "division",
@@ -60,6 +61,9 @@ class ExpressionTyper:
         self.functions = functions
         self.tables = tables
         self.types: dict[int, AttrType] = {}
+        # Calls written ``f(*)`` (by id) and the arguments the ``*`` stood for; the analyser
+        # writes them into the AST (see star_args).
+        self.expanded: dict[int, tuple[ast.Expression, ...]] = {}
 
     def infer(self, expr: ast.Expression, scope: Scope, *, aggregates: bool = False) -> AttrType:
         """The type of ``expr`` in ``scope``; ``aggregates`` allows aggregator calls."""
@@ -117,6 +121,21 @@ class ExpressionTyper:
         raise SemanticError(f"unsupported expression {type(expr).__name__}", expr.span)
 
     @staticmethod
+    def _event_reference(call: ast.FunctionCall, scope: Scope) -> bool:
+        """Whether ``call`` is ``eventTimestamp(e)`` of a whole input event: ``e`` names a
+        pattern event, or a side of a join (its alias, or its stream when not aliased), and
+        no attribute (``ExpressionParser.constructEventExpressionExecutor``)."""
+        if call.namespace is not None or call.name != "eventTimestamp" or len(call.args) != 1:
+            return False
+        arg = call.args[0]
+        if not isinstance(arg, ast.Variable) or arg.stream is not None:
+            return False
+        if any(s.attribute(arg.attribute) for s in scope.sources):
+            return False
+        source = scope.by_ref(arg.attribute)
+        return source is not None and (source.pattern_state or len(scope.sources) > 1)
+
+    @staticmethod
     def _names_pattern_event(expr: ast.Expression, scope: Scope) -> bool:
         if not isinstance(expr, ast.Variable) or expr.stream is not None:
             return False
@@ -167,8 +186,15 @@ class ExpressionTyper:
         return AttrType.BOOL
 
     def _call(self, call: ast.FunctionCall, scope: Scope, aggregates: bool) -> AttrType:
+        args = call.args
+        if self._event_reference(call, scope):
+            self.types[id(args[0])] = AttrType.OBJECT
+            return AttrType.LONG
+        if is_star(args):
+            args = star_arguments(args[0], scope.sources, call.qualified_name)
+            self.expanded[id(call)] = args
         if call.namespace is None and call.name in self.functions:
-            for arg in call.args:
+            for arg in args:
                 self.infer(arg, scope, aggregates=aggregates)
             return self.functions[call.name].return_type
         spec = self.registry.lookup("scalar", call.namespace, call.name)
@@ -185,10 +211,9 @@ class ExpressionTyper:
             raise SemanticError(f"function '{call.qualified_name}' is not defined", call.span,
                                 f"did you mean '{guess}'?" if guess else None)
         inner_aggregates = aggregates and spec.kind != "aggregate"
-        arg_types = [self.infer(a, scope, aggregates=inner_aggregates) for a in call.args]
+        arg_types = [self.infer(a, scope, aggregates=inner_aggregates) for a in args]
         try:
-            result = self.registry.check_call(spec, arg_types,
-                                              [constant_value(a) for a in call.args])
+            result = self.registry.check_call(spec, arg_types, [constant_value(a) for a in args])
         except TypeMismatch as mismatch:
             raise SemanticError(mismatch.message, call.span) from None
         return result if result is not None else AttrType.OBJECT

@@ -10,6 +10,11 @@ Layout under ``state.persistence.config.location`` (WSO2's file store keeps
 A revision is a copy of the checkpoint taken while the app's query is stopped, so it is a
 consistent cut: bus offsets, commits and state store versions of the same micro-batch.
 Restoring copies it back; the query then resumes from that revision's bus offsets.
+
+With ``persistenceStore: …DBPersistenceStore`` the revisions are rows of the datasource's
+table instead (:class:`eddy.store.db_revisions.DbRevisions`): the live checkpoint stays on
+the node, the revisions leave it, so another node (a restarted one with a new disk, the
+other node of an HA pair) lists and restores them.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from eddy.store.db_revisions import DbRevisions
 
 CHECKPOINT = "checkpoint"
 APP_FILE = "app.siddhi"
@@ -33,9 +42,11 @@ class RevisionNotFound(LookupError):
 class RevisionStore:
     """Revisions of every app's checkpoint, keeping the newest ``keep`` per app."""
 
-    def __init__(self, root: Path, keep: int) -> None:
+    def __init__(self, root: Path, keep: int, database: DbRevisions | None = None) -> None:
         self.root = root
         self.keep = keep
+        self.database = database
+        """Where revisions go with ``DBPersistenceStore``; None: under ``root``."""
         self._lock = threading.Lock()
 
     def app_dir(self, app: str) -> Path:
@@ -63,6 +74,8 @@ class RevisionStore:
 
     def revisions(self, app: str) -> list[str]:
         """The app's revisions, oldest first."""
+        if self.database is not None:
+            return self.database.names(app)
         pattern = re.compile(rf"(\d+)__{re.escape(app)}")
         folder = self.app_dir(app)
         found = [p.name for p in folder.iterdir()
@@ -73,6 +86,9 @@ class RevisionStore:
         """Copies the live checkpoint (the query must be stopped) into a new revision."""
         with self._lock:
             revision = self._new_name(app)
+            if self.database is not None:
+                self.database.save(app, revision, self.checkpoint_dir(app), text, self.keep)
+                return revision
             target = self.app_dir(app) / revision
             staging = target.with_name(f".{revision}.tmp")
             shutil.rmtree(staging, ignore_errors=True)
@@ -96,22 +112,31 @@ class RevisionStore:
             revision = names[-1]
         elif revision not in names:
             raise RevisionNotFound(f"app '{app}' has no revision '{revision}'")
+        if self.database is not None:
+            text = self.database.text(app, revision)
+            if text is None:  # pruned by the other node meanwhile
+                raise RevisionNotFound(f"app '{app}' has no revision '{revision}'")
+            return revision, text
         return revision, (self.app_dir(app) / revision / APP_FILE).read_text(encoding="utf-8")
 
     def load(self, app: str, revision: str,
              prepare: Callable[[Path], None] | None = None) -> None:
         """Makes a revision the live checkpoint (the query must be stopped); ``prepare``
         adjusts the copy before it goes live."""
+        _, text = self.revision_text(app, revision)
         with self._lock:
             source = self.app_dir(app) / revision
             staging = self.app_dir(app) / f".{CHECKPOINT}.restoring"
             shutil.rmtree(staging, ignore_errors=True)
-            shutil.copytree(source / CHECKPOINT, staging)
+            if self.database is not None:
+                self.database.unpack(app, revision, staging)
+            else:
+                shutil.copytree(source / CHECKPOINT, staging)
             if prepare is not None:
                 prepare(staging)
             self._discard_live(app)
             os.replace(staging, self.checkpoint_dir(app))
-            self.record_text(app, (source / APP_FILE).read_text(encoding="utf-8"))
+            self.record_text(app, text)
 
     def reset(self, app: str, text: str) -> str | None:
         """Keeps the live checkpoint as a revision, then empties it; returns that revision."""
@@ -127,7 +152,9 @@ class RevisionStore:
     def clear(self, app: str, *, live: bool) -> None:
         """Deletes every revision of the app, and its live checkpoint when ``live``."""
         with self._lock:
-            for revision in self.revisions(app):
+            if self.database is not None:
+                self.database.clear(app)
+            for revision in self.revisions(app) if self.database is None else []:
                 shutil.rmtree(self.app_dir(app) / revision, ignore_errors=True)
             if live:
                 self._discard_live(app)

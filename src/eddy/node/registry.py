@@ -13,6 +13,11 @@ with. Redeploying the same text resumes from the checkpoint. The engine ties a c
 the exact app text (offsets and state of another plan would be misread), so for a changed
 app the worker keeps the old state as a revision, starts the app afresh and says so in the
 log and the app's status (WSO2 SP fails the deployment instead: siddhi#796).
+
+**Passive (minimum HA).** While :attr:`AppRegistry.passive` is set, an app is validated
+and compiled but not started: ``passive``, no query, no sources, no sinks.
+:meth:`AppRegistry.go_active` starts them all (after the HA role keeper brought each
+checkpoint up to the active's), :meth:`AppRegistry.go_passive` stops them all.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from eddy.node.persistence import RevisionStore
 from eddy.node.runner import AppIo, AppRunner, AppSpec, IoFactory, RunnerFactory
 
 log = logging.getLogger("eddy.node.registry")
-AppState = Literal["inactive", "active", "faulty"]
+AppState = Literal["inactive", "active", "faulty", "passive"]
 StatLevel = Literal["OFF", "BASIC", "DETAIL"]
 T = TypeVar("T")
 LIFECYCLE_WAIT_S = 300  # the longest a request waits for queued changes to other apps
@@ -70,6 +75,9 @@ class AppView:
     """How often the app was found faulty since the worker started."""
 
 
+PASSIVE_NOTE = "passive HA node: validated and compiled, not running"
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -99,6 +107,24 @@ class AppRegistry:
         self._io_factory = io_factory
         self._io: dict[str, AppIo] = {}
         self._queued: dict[str, Future[None]] = {}
+        self.passive = False
+        """Minimum HA: deploy apps without running them (see the module docstring)."""
+        self._role_changes = 0  # go_active/go_passive requests so far (see go_active)
+        self._compiled: set[str] = set()  # apps that passed validation and planning
+        self.batch_hook: Callable[[str, Path], Callable[[int], None]] | None = None
+        """Minimum HA, distributed children: ``(app, checkpoint) -> before_write`` for each
+        runner's spec."""
+        self.take_over: Callable[[str, str], str] | None = None
+        """Distributed children: ``(app, text) -> note``, readies the state of an app that
+        is deployed here from where it ran before (:mod:`eddy.node.child_state`)."""
+        self.warm_up: Callable[[AppSpec, AnalyzedApp], str | None] | None = None
+        """Minimum HA: runs a passive app once on scratch inputs (see
+        :func:`eddy.node.runner.warm_up`), so that its takeover starts warm."""
+        self.output_hook: Callable[[int, int], None] | None = None
+        """Minimum HA: every runner's ``after_output`` (batch id, events appended)."""
+        self.undeployed_hook: Callable[[str], None] | None = None
+        """Minimum HA: called with an undeployed app's name once its query stopped (the
+        active then forgets the app's mirrored checkpoint)."""
         self._lifecycle = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eddy-lifecycle")
 
     # -- reading --------------------------------------------------------------------------
@@ -226,6 +252,29 @@ class AppRegistry:
                 else:
                     self._apps[name] = replace(view, metrics=metrics)
 
+    def go_passive(self, reason: str) -> Future[None]:
+        """Stops every app's sources, sinks and query at once (queued before any other
+        change) and keeps the apps deployed as ``passive``."""
+        self.passive = True  # from now on nothing queued starts an app
+        with self._lock:
+            self._role_changes += 1  # and a go_active queued before this is dropped
+        return self._lifecycle.submit(self._to_passive, reason)
+
+    def go_active(self, prepare: Callable[[str], None]) -> Future[None]:
+        """Starts every passive app, each after ``prepare(app)`` readied its checkpoint;
+        dropped when a :meth:`go_passive` is requested before it runs (a node whose lease
+        flapped must not start apps it no longer may run)."""
+        with self._lock:
+            self._role_changes += 1
+            change = self._role_changes
+        return self._lifecycle.submit(self._to_active, prepare, change)
+
+    def retry_failed(self) -> Future[None]:
+        """Starts again every app whose query stopped on its own (minimum HA's active does
+        this, so a transient failure does not leave the group without the app); each
+        resumes from its checkpoint."""
+        return self._lifecycle.submit(self._retry_failed)
+
     def shutdown(self) -> None:
         """Stops every app (their checkpoints stay) and the lifecycle thread."""
         self._lifecycle.submit(self._stop_all).result()
@@ -274,7 +323,27 @@ class AppRegistry:
             self._publish(AppView(name, text, "faulty", _now_ms(), error={"message": message},
                                   analyzed=analyzed))
             return
-        note = self._prepare_state(name, text)
+        with self._lock:
+            self._compiled.add(name)
+        try:
+            note = self._prepare_state(name, text)
+        except Exception as error:  # the persistence database is out of reach, …
+            log.exception("app %s: its state could not be readied", name)
+            self._publish(AppView(name, text, "faulty", _now_ms(), analyzed=analyzed,
+                                  error={"message": f"cannot ready its state: {error}"}))
+            return
+        if self.passive:
+            log.info("app %s deployed as passive: validated and compiled, not running", name)
+            self._warm(name, text, analyzed)  # passive once it would take over warm
+            self._publish(AppView(name, text, "passive", _now_ms(), analyzed=analyzed,
+                                  note=PASSIVE_NOTE))
+            return
+        self._run(name, text, analyzed, note, "redeployed" if redeploy else "deployed")
+
+    def _run(self, name: str, text: str, analyzed: AnalyzedApp, note: str | None,
+             verb: str) -> None:
+        """Starts a validated app's query, then its sources and sinks."""
+        began = time.monotonic()
         try:
             runner = self._start(name, text)
         except Exception as error:
@@ -282,6 +351,7 @@ class AppRegistry:
             self._publish(AppView(name, text, "faulty", _now_ms(), analyzed=analyzed,
                                   error={"message": f"cannot start: {error}"}, note=note))
             return
+        started = time.monotonic()
         try:
             self._start_io(name, text, analyzed)
         except Exception as error:
@@ -294,15 +364,25 @@ class AppRegistry:
                                   error={"message": f"cannot start its sources and sinks: "
                                                     f"{error}"}, note=note))
             return
-        log.info("%s app %s%s", "redeployed" if redeploy else "deployed", name,
-                 f" ({note})" if note else "")
+        log.info("%s app %s%s", verb, name, f" ({note})" if note else "")
+        if verb == "activated":  # where a takeover spends its time
+            log.info("app %s: query started in %.1f s, sources and sinks in %.1f s", name,
+                     started - began, time.monotonic() - started)
         self._publish(AppView(name, text, "active", _now_ms(), note=note, analyzed=analyzed),
                       runner)
 
     def _prepare_state(self, name: str, text: str) -> str | None:
         """Keeps the checkpoint for the same app; for a changed app keeps it as a revision
         and starts empty. Returns what happened to the state, when worth saying."""
+        if self.take_over is not None:
+            note = self.take_over(name, text)
+            self.store.record_text(name, text)
+            return note
         before = self.store.checkpoint_text(name)
+        if not self.store.has_checkpoint(name) and self.store.database is not None:
+            restored = self._restore_newest(name, text)
+            if restored is not None:
+                return restored
         if self.store.has_checkpoint(name) and before is not None and before != text:
             revision = self.store.reset(name, text)
             note = (f"state was reset because the app changed; the previous state is kept "
@@ -312,11 +392,41 @@ class AppRegistry:
         self.store.record_text(name, text)
         return "resumed from its checkpoint" if self.store.has_checkpoint(name) else None
 
+    def _restore_newest(self, name: str, text: str) -> str | None:
+        """``DBPersistenceStore``, no local checkpoint (a new disk, another host): restores
+        the newest revision in the database taken with this very app text."""
+        for revision in reversed(self.store.revisions(name)):
+            if self.store.revision_text(name, revision)[1] == text:
+                self.store.load(name, revision, self._restored)
+                note = f"restored revision {revision} from the persistence database"
+                log.info("app %s: %s", name, note)
+                return note
+        return None
+
+    def _warm(self, name: str, text: str, analyzed: AnalyzedApp) -> None:
+        if self.warm_up is None:
+            return
+        began = time.monotonic()
+        try:
+            skipped = self.warm_up(self._spec(name, text), analyzed)
+        except Exception as error:  # a takeover then only starts cold
+            log.warning("app %s: the passive's warm-up run failed: %s", name,
+                        str(error).splitlines()[0][:300] if str(error) else error)
+            return
+        if skipped is not None:
+            log.info("app %s: not warmed up on the passive: %s", name, skipped)
+        else:
+            log.info("app %s: warmed up on the passive in %.1f s", name,
+                     time.monotonic() - began)
+
     def _spec(self, name: str, text: str) -> AppSpec:
         """What a runner needs: the app as it runs, with its ``${NAME}`` variables filled in
         (the API keeps showing the text as deployed)."""
         resolved = substitute(text, self.folder.file(name).name)
-        return AppSpec(name, resolved, self.store.checkpoint_dir(name), self.bus_url)
+        checkpoint = self.store.checkpoint_dir(name)
+        hook = self.batch_hook(name, checkpoint) if self.batch_hook is not None else None
+        return AppSpec(name, resolved, checkpoint, self.bus_url, before_write=hook,
+                       after_output=self.output_hook)
 
     def _start(self, name: str, text: str) -> AppRunner:
         spec = self._spec(name, text)
@@ -357,11 +467,17 @@ class AppRegistry:
     def _undeploy(self, name: str) -> None:
         with self._lock:  # gone for readers at once; stopping its query takes a moment
             self._digests.pop(name, None)
+            self._compiled.discard(name)
             existed = self._apps.pop(name, None) is not None
         self._stop_io(name)
         self._stop_runner(name)
         if existed:
             log.info("undeployed app %s", name)
+            if self.undeployed_hook is not None:
+                try:
+                    self.undeployed_hook(name)
+                except Exception:
+                    log.exception("app %s: cleaning up after its undeployment failed", name)
 
     def _stop_runner(self, name: str) -> None:
         with self._lock:
@@ -371,6 +487,53 @@ class AppRegistry:
                 runner.stop()
             except Exception:
                 log.exception("app %s did not stop cleanly", name)
+
+    def _to_passive(self, reason: str) -> None:
+        self.passive = True
+        self._stop_all()
+        with self._lock:
+            for name, view in list(self._apps.items()):
+                if name in self._compiled:  # also those whose query the fence failed
+                    self._apps[name] = replace(view, state="passive", note=PASSIVE_NOTE,
+                                               error=None)
+        log.info("every app stopped: %s", reason)
+
+    def _to_active(self, prepare: Callable[[str], None], change: int) -> None:
+        if change != self._role_changes:
+            log.info("a later role change is queued: the apps are not started")
+            return
+        self.passive = False
+        for view in self.views():
+            if change != self._role_changes:
+                return  # stepped down meanwhile: the queued go_passive stops what started
+            if view.state != "passive" or view.analyzed is None \
+                    or view.name not in self._compiled:
+                continue
+            began = time.monotonic()
+            try:
+                prepare(view.name)
+            except Exception as error:
+                log.exception("app %s: its state could not be made current", view.name)
+                self._publish(replace(view, state="faulty", error={
+                    "message": f"cannot take over its state: {error}"}))
+                continue
+            prepared = time.monotonic()
+            self._run(view.name, view.text, view.analyzed, None, "activated")
+            log.info("app %s activated in %.1f s: state taken over in %.1f s, query, sources "
+                     "and sinks started in %.1f s", view.name, time.monotonic() - began,
+                     prepared - began, time.monotonic() - prepared)
+
+    def _retry_failed(self) -> None:
+        for view in self.views():
+            with self._lock:
+                failed = view.state == "faulty" and view.name in self._compiled \
+                    and view.analyzed is not None
+            if failed and not self.passive and view.analyzed is not None:
+                log.warning("app %s failed (%s); starting it again", view.name,
+                            (view.error or {}).get("message", "")[:200])
+                self._stop_io(view.name)
+                self._stop_runner(view.name)
+                self._run(view.name, view.text, view.analyzed, None, "restarted")
 
     def _stop_all(self) -> None:
         for name in list(self._io):

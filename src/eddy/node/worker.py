@@ -18,7 +18,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+from dataclasses import replace
 from pathlib import Path
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from eddy.config import ConfigError, WorkerConfig, load_config
 from eddy.io.config import Authenticate, IoConfig
@@ -26,14 +30,23 @@ from eddy.node.deployment import DeploymentFolder
 from eddy.node.metrics import NodeStats, metrics_reporter
 from eddy.node.persistence import PeriodicPersistence, RevisionStore
 from eddy.node.registry import AppRegistry
+from eddy.node.role import SINGLE_NODE, NodeRole
 from eddy.node.runner import (
     RunnerFactory,
     connector_factory,
     forget_query_identity,
     spark_runner_factory,
+    warm_up,
 )
 from eddy.node.watcher import FolderWatcher
+
+if TYPE_CHECKING:
+    from eddy.node.child_state import ChildState
+    from eddy.node.distributed import HeartbeatSender
+    from eddy.node.ha import RoleKeeper
+    from eddy.store.db_revisions import DbRevisions
 from eddy.store.aggregation_settings import export_settings
+from eddy.store.lease import GroupFull
 
 log = logging.getLogger("eddy.node.worker")
 HEALTH_INTERVAL_S = 1.0
@@ -45,6 +58,10 @@ def real_time_batch_s(config: WorkerConfig) -> float | None:
     longer batch an app would replay ever more of its input after each persisting."""
     batch_s = config.model.eddy.realTimeBatchS
     persistence = config.model.persistence
+    if config.is_ha and batch_s is not None:
+        log.warning("eddy.realTimeBatchS is ignored in minimum HA: the active hands its "
+                    "state over micro-batch by micro-batch")
+        return None
     if batch_s is None or not persistence.enabled or persistence.intervalInMin <= 0:
         return batch_s
     bounded = min(batch_s, persistence.intervalInMin * 60 / 2)
@@ -63,21 +80,49 @@ class Worker:
         self.config = config
         self.folder = DeploymentFolder(config.deployment_dir)
         persistence = config.model.persistence
-        self.store = RevisionStore(config.persistence_dir, persistence.revisionsToKeep)
+        self.store = RevisionStore(config.persistence_dir, persistence.revisionsToKeep,
+                                   revision_database(config))
+        self.ha: RoleKeeper | None = None
         if runner_factory is None:
+            settings = io_config(config)
+            if config.is_ha:
+                settings = replace(settings, sink_token=self._sink_token)
             self.registry = AppRegistry(self.folder, self.store,
                                         spark_runner_factory(real_time_batch_s(config)),
                                         config.bus_url, forget_query_identity,
                                         io_factory=connector_factory(config.data_dir / "io",
-                                                                     io_config(config)))
+                                                                     settings))
         else:
             self.registry = AppRegistry(self.folder, self.store, runner_factory, config.bus_url)
+        if config.is_ha:
+            from eddy.node.ha import RoleKeeper
+
+            if runner_factory is None:
+                scratch = config.data_dir / "warm-up"
+                self.registry.warm_up = lambda spec, analyzed: warm_up(
+                    spec, analyzed, scratch / spec.name)
+
+            self.ha = RoleKeeper(config, self.registry, self.folder, self.set_role)
+        self.distributed: HeartbeatSender | None = None
+        self.child_state: ChildState | None = None
+        """Distributed with ``DBPersistenceStore``: where moved children continue from."""
+        if config.is_distributed_worker:
+            from eddy.node.distributed import HeartbeatSender
+
+            self.distributed = HeartbeatSender(config, self.registry, self.folder,
+                                               self.set_role, self._worker_metrics)
+            if persistence.in_database and self.store.database is not None:
+                from eddy.node.child_state import ChildState
+
+                self.child_state = ChildState(self.store.database.engine, persistence.table,
+                                              self.registry)
         self.watcher = FolderWatcher(self.folder, self._file_changed,
                                      config.model.eddy.deploymentPollIntervalMs / 1000)
         self.node = NodeStats()
         self.metrics = metrics_reporter(config, self.node, self.registry)
         self.stats_enabled = False
         self.last_persisted: float | None = None
+        self._role: NodeRole = SINGLE_NODE
         self._start_spark = start_spark
         self._periodic: PeriodicPersistence | None = None
         if persistence.enabled and persistence.intervalInMin > 0:
@@ -87,8 +132,21 @@ class Worker:
         self._health = threading.Thread(target=self._watch_health, name="eddy-health",
                                         daemon=True)
 
+    def role(self) -> NodeRole:
+        """The node's current role (a frozen snapshot; single node: always active)."""
+        return self._role
+
+    def set_role(self, role: NodeRole) -> None:
+        """Replaces the role snapshot; the HA role keeper calls this on every change."""
+        self._role = role
+
     def start(self) -> None:
-        """Starts Spark (in the background) and deploys every app in the folder."""
+        """Starts Spark (in the background) and deploys every app in the folder; in minimum
+        HA joins the group first (:class:`~eddy.store.lease.GroupFull` when it has two)."""
+        if self.ha is not None:
+            self.ha.join()
+        if self.distributed is not None:
+            self.distributed.start()
         self.store.root.mkdir(parents=True, exist_ok=True)
         self.store.recover()
         if self._start_spark:
@@ -96,6 +154,8 @@ class Worker:
         self.watcher.start()
         self.registry.reconcile_all()
         self._health.start()
+        if self.ha is not None:
+            self.ha.start()
         if self._periodic is not None:
             self._periodic.start()
         if self.metrics is not None:
@@ -104,12 +164,28 @@ class Worker:
     def stop(self) -> None:
         """Stops watching, persisting and every app; checkpoints stay for the next start."""
         self._stop.set()
+        if self.ha is not None:
+            self.ha.stop()
+        if self.distributed is not None:
+            self.distributed.stop()
         self.watcher.stop()
         if self._periodic is not None:
             self._periodic.stop()
         if self.metrics is not None:
             self.metrics.stop()
         self.registry.shutdown()
+        if self.ha is not None:
+            self.ha.release()
+
+    def _worker_metrics(self) -> dict[str, float]:
+        """WSO2's ``WorkerMetrics`` of a heartbeat."""
+        sample = self.node.sample()
+        return {"processCPU": sample.process_cpu, "systemCPU": sample.system_cpu,
+                "loadAverage": sample.load_average, "memoryUsage": sample.memory_usage}
+
+    def _sink_token(self, app: str) -> str:
+        assert self.ha is not None
+        return self.ha.sink_token(app)
 
     def persist_all(self) -> None:
         """A revision of every running app."""
@@ -140,6 +216,19 @@ class Worker:
                 self.registry.check_health()
             except Exception:
                 log.exception("checking the apps' health failed")
+
+
+def revision_database(config: WorkerConfig) -> DbRevisions | None:
+    """``DBPersistenceStore``: the table of ``PERSISTENCE_DB`` (or the named datasource)
+    that keeps the revisions; None for the file system store."""
+    persistence = config.model.persistence
+    if not persistence.in_database:
+        return None
+    from eddy.store.connect import connect
+    from eddy.store.db_revisions import DbRevisions
+
+    return DbRevisions(connect(config.datasource_url(persistence.datasource)),
+                       persistence.table)
 
 
 def io_config(config: WorkerConfig) -> IoConfig:
@@ -181,13 +270,39 @@ def describe(config: WorkerConfig) -> None:
              config.deployment_dir, config.persistence_dir, config.bus_url)
     persistence = config.model.persistence
     if persistence.enabled:
-        log.info("state persistence: a revision every %g min, keeping %d",
-                 persistence.intervalInMin, persistence.revisionsToKeep)
+        log.info("state persistence: a revision every %g min, keeping %d, %s",
+                 persistence.intervalInMin, persistence.revisionsToKeep,
+                 f"in {persistence.datasource} (table {persistence.table})"
+                 if persistence.in_database else f"under {config.persistence_dir}")
     for block in config.ignored_blocks:
         log.warning("ignoring %s: eddy has no such feature", block)
-    if config.model.cluster.enabled or config.model.deployment.type != "single-node":
-        log.warning("cluster.config / deployment.config (%s) are read but not acted on yet: "
-                    "this worker runs as a single node", config.model.deployment.type)
+    for note in config.bus_notes():
+        log.info("%s", note)
+    if config.is_ha:
+        cluster = config.model.cluster
+        strategy = cluster.strategyConfig
+        log.info("minimum HA: group '%s', lease in %s renewed every %d ms, lost after %d "
+                 "missed renewals; state in %s (table %s)", cluster.groupId,
+                 strategy.datasource, strategy.heartbeatInterval, strategy.heartbeatMaxRetry,
+                 persistence.datasource, persistence.table)
+        if config.model.deployment.eventSyncServer is not None:
+            log.info("deployment.config.eventSyncServer / eventSyncClientPool are not needed: "
+                     "the passive follows the active's state in the database and the bus")
+    elif config.is_distributed_worker:
+        deployment = config.model.deployment
+        log.info("distributed worker (%s node): managers %s, undeploys everything after %d "
+                 "ms without one", "receiver" if deployment.isReceiverNode else "resource",
+                 ", ".join(f"{m.host}:{m.port}" for m in deployment.resourceManagers),
+                 deployment.leaderRetryInterval)
+        log.info("child apps continue on another worker from %s", f"the state in "
+                 f"{persistence.datasource} (table {persistence.table}_CHILD_*)"
+                 if persistence.in_database else
+                 f"their checkpoints under {config.persistence_dir} only if it is shared")
+    elif config.model.cluster.enabled or config.model.deployment.type != "single-node":
+        log.warning("cluster.config / deployment.config (%s) are read but not acted on: "
+                    "this worker runs as a single node (minimum HA needs both "
+                    "cluster.config.enabled and deployment.config.type: ha)",
+                    config.model.deployment.type)
     if config.default_credentials():
         log.warning("the API accepts the default credentials admin:admin; set your own users "
                     "under auth.configs in deployment.yaml")
@@ -208,8 +323,12 @@ def run_worker(config_path: str | Path | None, serve: Serve) -> int:
         return 2
     log.info("eddy worker %s starting (pid %d)", config.node_id, os.getpid())
     describe(config)
-    worker = Worker(config)
-    worker.start()
+    try:
+        worker = Worker(config)
+        worker.start()
+    except (GroupFull, SQLAlchemyError) as error:
+        print(f"eddy worker: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
     try:
         serve(worker)
     except OSError as error:  # the port is taken, the certificate is unreadable, …

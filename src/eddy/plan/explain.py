@@ -13,7 +13,9 @@ from eddy.lang import ast
 from eddy.lang.formatter import format_expression, format_input, format_selector_tail
 from eddy.lang.scope import schema_text
 from eddy.lang.semantic import AnalyzedApp, QueryInfo, StreamInfo
+from eddy.plan.children import ChildApp
 from eddy.plan.model import AppPlan, ExecutionGroup, Subscription
+from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
 
 
 def _handler(handler: ast.StreamHandler) -> str:
@@ -110,8 +112,60 @@ def _group_json(group: ExecutionGroup) -> dict[str, Any]:
             "inputs": [_subscription(s) for s in group.inputs], "outputs": list(group.outputs)}
 
 
-def explain_json(analyzed: AnalyzedApp, plan: AppPlan) -> dict[str, Any]:
-    """The explanation as a JSON-ready dict."""
+def _choice_json(choice: QueryChoice) -> dict[str, Any]:
+    return {"query": choice.query, "operator": choice.operator,
+            "state_key": {"kind": choice.key.kind,
+                          "attributes": [list(a) for a in choice.key.attributes],
+                          "buckets": choice.key.buckets},
+            "rule": choice.rule, "reason": choice.reason, "text": choice.describe()}
+
+
+def physical_json(physical: GroupPhysicalPlan) -> dict[str, Any]:
+    """The physical plan as ``eddy explain --json`` shows it."""
+    return {"group": physical.group, "streams": list(physical.sources.streams),
+            "clock": physical.sources.clock, "on_demand": physical.sources.on_demand,
+            "queries": [_choice_json(c) for c in physical.queries],
+            "runtime": None if physical.runtime is None else _choice_json(physical.runtime),
+            "python_operators": list(physical.python_operators()),
+            "fused": len(physical.python_operators()) > 1}
+
+
+def physical_text(physical: GroupPhysicalPlan) -> list[str]:
+    """The physical plan as lines: one per query, then the runtime operator if any."""
+    out = [f"physical plan of {physical.group}"]
+    out += [f"  {choice.describe()}" for choice in physical.queries]
+    if physical.runtime is not None:
+        out.append(f"  {physical.runtime.describe()}")
+    python = physical.python_operators()
+    if len(python) > 1:
+        out.append(f"  fused: {', '.join(python)} in one Spark stateful operator, "
+                   "each with its own state keys")
+    return out
+
+
+def children_json(children: tuple[ChildApp, ...]) -> list[dict[str, Any]]:
+    """The child apps as ``eddy explain --json`` shows them: exactly what is deployed."""
+    return [{"name": c.name, "parent": c.parent, "group": c.group, "instance": c.instance,
+             "receiver": c.receiver, "version": c.version, "text": c.text} for c in children]
+
+
+def children_text(children: tuple[ChildApp, ...]) -> list[str]:
+    """The child apps as lines: a header per child, then its text as deployed."""
+    out = ["child apps"]
+    for i, child in enumerate(children):
+        out += [""] if i else []
+        node = "receiver node" if child.receiver else "resource node"
+        out.append(f"  {child.name} (group {child.group}, instance {child.instance}, {node}, "
+                   f"version {child.version[:12]})")
+        out += [f"    {line}" if line else "" for line in child.text.rstrip("\n").split("\n")]
+    return out
+
+
+def explain_json(analyzed: AnalyzedApp, plan: AppPlan,
+                 physical: GroupPhysicalPlan | None = None,
+                 children: tuple[ChildApp, ...] | None = None) -> dict[str, Any]:
+    """The explanation as a JSON-ready dict (with ``physical`` and ``children`` when
+    given)."""
     return {
         "app": plan.app,
         "distributed": plan.distributed,
@@ -132,11 +186,15 @@ def explain_json(analyzed: AnalyzedApp, plan: AppPlan) -> dict[str, Any]:
         "topics": [{"name": t.name, "stream": t.stream, "producers": list(t.producers),
                     "consumers": [{"group": g, "strategy": s} for g, s in t.consumers],
                     "key": t.key, "partitions": t.partitions} for t in plan.topics],
-    }
+    } | ({} if physical is None else {"physical": physical_json(physical)}) \
+        | ({} if children is None else {"children": children_json(children)})
 
 
-def explain_text(analyzed: AnalyzedApp, plan: AppPlan) -> str:
-    """The explanation as aligned text for a terminal."""
+def explain_text(analyzed: AnalyzedApp, plan: AppPlan,
+                 physical: GroupPhysicalPlan | None = None,
+                 children: tuple[ChildApp, ...] | None = None) -> str:
+    """The explanation as aligned text for a terminal (with ``physical`` and ``children``
+    when given)."""
     out = [f"app {plan.app}" + (" (distributed)" if plan.distributed else ""), "", "streams"]
     width = max((len(s) for s in analyzed.streams), default=0)
     for stream in analyzed.streams.values():
@@ -178,6 +236,10 @@ def explain_text(analyzed: AnalyzedApp, plan: AppPlan) -> str:
             parts = (f", {topic.partitions} partitions by {topic.key}"
                      if topic.partitions > 1 else "")
             out.append(f"  {topic.name}: {source} -> {to}{parts}")
+    if physical is not None:
+        out += [""] + physical_text(physical)
+    if children is not None:
+        out += [""] + children_text(children)
     return "\n".join(out) + "\n"
 
 

@@ -69,6 +69,7 @@ class _Planner:
         self.analyzed = analyzed
         self.app_name = analyzed.name
         self.distributed = _uses_dist(analyzed.app)
+        self._groups: list[ExecutionGroup] = []  # the wired groups, while partitions are set
 
     # -- elements ----------------------------------------------------------------------------
     def elements(self) -> list[tuple[Element, ast.Annotation | None]]:
@@ -204,7 +205,7 @@ class _Planner:
                 for out in element.outputs:
                     if streams[out].kind == "stream" and group.name not in producers[out]:
                         producers[out].append(group.name)
-        topics: dict[tuple[str, str | None], Topic] = {}
+        topics: dict[str, Topic] = {}
         wired: list[ExecutionGroup] = []
         for group in groups:
             subscriptions: list[Subscription] = []
@@ -216,17 +217,20 @@ class _Planner:
                 if made == [group.name]:
                     continue
                 strategy, key = self._strategy(group, stream)
-                topic_key = (stream, key)
-                name = f"{self.app_name}.{stream}" + (f".{key}" if key else "")
-                topic = topics.get(topic_key) or Topic(name, stream, streams[stream].attributes,
-                                                       tuple(made), ())
-                topics[topic_key] = Topic(topic.name, stream, topic.attributes, topic.producers,
-                                          topic.consumers + ((group.name, strategy),), key,
-                                          max(topic.partitions, group.parallel
-                                              if strategy == "field-grouping" else 1))
+                name = f"{self.app_name}.{stream}"
+                topic = topics.get(stream) or Topic(name, stream, streams[stream].attributes,
+                                                    tuple(made), ())
+                grouped = strategy == "field-grouping"
+                topic_key = key if grouped else topic.key
+                if grouped and topic.key not in (None, key):
+                    topic_key = None  # two keys: each consumer splits by its own
+                topics[stream] = Topic(topic.name, stream, topic.attributes, topic.producers,
+                                       topic.consumers + ((group.name, strategy),), topic_key,
+                                       max(topic.partitions, group.parallel if grouped else 1))
                 subscriptions.append(Subscription(name, stream, strategy, key))
             wired.append(ExecutionGroup(group.name, group.parallel, group.elements,
                                         tuple(subscriptions), ()))
+        self._groups = wired
         wired = [self._with_partitions(g, topics) for g in wired]
         cycle = find_cycle({t.name: (t.producers, tuple(c for c, _ in t.consumers))
                             for t in topics.values()})
@@ -256,16 +260,24 @@ class _Planner:
             return "all", None
         return "round-robin", None
 
-    @staticmethod
-    def _with_partitions(group: ExecutionGroup,
-                         topics: dict[tuple[str, str | None], Topic]) -> ExecutionGroup:
+    def _with_partitions(self, group: ExecutionGroup,
+                         topics: dict[str, Topic]) -> ExecutionGroup:
+        """Which parts of each topic every instance reads: field grouping splits a topic into
+        the largest parallelism of the groups reading it by that key (same key, same part,
+        for each of them), round-robin into the group's own instances."""
         subscriptions = []
         for sub in group.inputs:
             if sub.strategy == "field-grouping":
-                count = topics[(sub.stream, sub.key)].partitions
-                sub = Subscription(sub.topic, sub.stream, sub.strategy, sub.key,
-                                   assign_partitions(count, group.parallel))
-            subscriptions.append(sub)
+                count = max(g.parallel for g in self._groups
+                            for s in g.inputs if s.stream == sub.stream and s.key == sub.key
+                            and s.strategy == "field-grouping")
+            elif sub.strategy == "round-robin":
+                count = group.parallel
+            else:
+                subscriptions.append(sub)
+                continue
+            subscriptions.append(Subscription(sub.topic, sub.stream, sub.strategy, sub.key,
+                                              assign_partitions(count, group.parallel), count))
         return ExecutionGroup(group.name, group.parallel, group.elements, tuple(subscriptions),
                               group.outputs)
 

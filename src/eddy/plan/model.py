@@ -33,13 +33,19 @@ class Element:
 
 @dataclass(frozen=True)
 class Subscription:
-    """How one group reads one topic; ``partitions`` are those each instance reads."""
+    """How one group reads one topic; ``partitions`` are those each instance reads.
+
+    The topic's events are split into ``count`` partitions at the reading end — by the
+    Java hash of ``key`` (field grouping) or by their bus sequence (round-robin) — so that
+    every reader sees the topic in one order (see :mod:`eddy.plan.bus_binding`).
+    """
 
     topic: str
     stream: str
     strategy: Strategy
     key: str | None = None
     partitions: tuple[tuple[int, ...], ...] = ()
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -61,10 +67,12 @@ class ExecutionGroup:
 
 @dataclass(frozen=True)
 class Topic:
-    """A bus topic: one stream that enters the app or crosses execution groups.
+    """A bus topic: one stream that enters the app or crosses execution groups, named
+    ``<app>.<stream>`` (one topic per stream, whatever its consumers' strategies).
 
     ``producers`` are group names (empty for an app input, fed by sources); ``partitions``
-    is the partition count, > 1 when consumers read it field-grouped by ``key``.
+    is how many parts field-grouped consumers split it into by ``key`` (their largest
+    parallelism; the parts are taken at the reading end, the bus topic keeps one order).
     """
 
     name: str

@@ -23,6 +23,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 from eddy.lang import ast
+from eddy.store.fence import FENCE_ENV
 from eddy.lang.semantic import AnalyzedApp
 
 __all__ = ["DATASOURCES_ENV", "PROPERTIES_ENV", "AggregationDeploymentError",
@@ -102,12 +103,13 @@ def shard_of(definition: ast.AggregationDefinition, settings: NodeSettings) -> s
 def worker_environment(analyzed: AnalyzedApp, environment: MutableMapping[str, str]) -> None:
     """Checks the app's aggregations against this process's settings and copies the
     settings into ``environment`` (a SparkContext's ``environment``, inherited by the Python
-    workers that run the aggregations). Raises :class:`AggregationDeploymentError`."""
+    workers that run the aggregations), with the HA epoch their writes carry
+    (:data:`~eddy.store.fence.FENCE_ENV`). Raises :class:`AggregationDeploymentError`."""
     settings = node_settings()
     for info in analyzed.streams.values():
         if isinstance(info.definition, ast.AggregationDefinition):
             shard_of(info.definition, settings)
-    for name in (PROPERTIES_ENV, DATASOURCES_ENV):
+    for name in (PROPERTIES_ENV, DATASOURCES_ENV, FENCE_ENV):
         if name in os.environ:
             environment[name] = os.environ[name]
         else:

@@ -41,6 +41,7 @@ from sqlalchemy.types import TypeEngine
 
 from eddy.lang.ast import AttrType
 from eddy.store.connect import StoreError
+from eddy.store.fence import check_epoch
 
 __all__ = ["AggregationLayout", "AggregationTables", "Attr", "Base", "TableRow"]
 
@@ -210,6 +211,7 @@ class AggregationTables:
         values = [self._to_table(row) for row in rows]
         with self.engine.begin() as connection:
             connection.execute(self._upsert(granularity), values)
+            check_epoch(connection)  # minimum HA: a stale active's rows roll back
 
     def upsert_many(self, rows: Iterable[tuple[str, Sequence[TableRow]]]) -> None:
         """Upserts rows of several granularities in one transaction."""
@@ -218,6 +220,7 @@ class AggregationTables:
                 if batch:
                     connection.execute(self._upsert(granularity),
                                        [self._to_table(row) for row in batch])
+            check_epoch(connection)
 
     def read(self, granularity: str, start: int, end: int) -> list[TableRow]:
         """Rows with ``start <= time column < end``, every shard, oldest bucket first."""
@@ -234,6 +237,7 @@ class AggregationTables:
         with self.engine.begin() as connection:
             result = connection.execute(
                 delete(table).where(table.c[self.layout.time_column] < before))
+            check_epoch(connection)
             return int(result.rowcount or 0)
 
     # -- rows ----------------------------------------------------------------------------------

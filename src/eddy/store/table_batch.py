@@ -52,6 +52,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mysql
 
 from eddy.engine.runtime.model import GroupRuntime, InputEvent, OutputEvent
+from eddy.store.fence import check_epoch
 
 MARKER_TABLE = "eddy_table_batches"
 
@@ -99,9 +100,14 @@ class Batch:
         return connection
 
     def finish(self, commit: bool, last: str | None = None) -> None:
-        """Commits (``last``'s database after the others) or rolls back, and closes."""
+        """Commits (``last``'s database after the others) or rolls back, and closes.
+        Minimum HA: every database is checked against the fence before the first commit,
+        so a stale epoch commits nothing anywhere (:func:`~eddy.store.fence.check_epoch`)."""
         order = sorted(self.connections, key=lambda url: url == last)
         try:
+            if commit:
+                for url in order:
+                    check_epoch(self.connections[url])
             for url in order:
                 connection = self.connections[url]
                 if commit:
@@ -132,6 +138,8 @@ def connection(engine: Engine, *, write: bool) -> Iterator[Connection]:
         return
     with engine.begin() as own:
         yield own
+        if write:
+            check_epoch(own)
 
 
 RunBatch = Callable[[GroupRuntime, list[InputEvent]], list[OutputEvent]]

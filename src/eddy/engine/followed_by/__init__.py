@@ -6,6 +6,8 @@ the seed's query-2 shape, run a micro-batch at a time with numpy instead of even
 """
 
 from eddy.engine.followed_by.plan import FollowedByPlan, plan_followed_by
-from eddy.engine.followed_by.spark import compile_followed_by, compiles_in_spark
+from eddy.engine.followed_by.spark import compile_followed_by, compiles_in_spark, \
+    followed_by_part
 
-__all__ = ["FollowedByPlan", "compile_followed_by", "compiles_in_spark", "plan_followed_by"]
+__all__ = ["FollowedByPlan", "compile_followed_by", "compiles_in_spark", "followed_by_part",
+           "plan_followed_by"]

@@ -5,7 +5,7 @@ The operator reads only the pattern's streams, narrowed to the columns it uses, 
 ``e1``'s filter and the conditions on ``e2`` alone already evaluated in the JVM. An
 unpartitioned pattern is one instance — its expiry order couples every key — so it keeps
 one state key, as the reference keeps one thread; a partitioned one is split into
-:data:`BUCKETS` hash buckets of the partition key (a key's instance lives in one bucket),
+the planner's hash buckets of the partition key (a key's instance lives in one bucket),
 so both cores work (:mod:`eddy.engine.state_keys` spreads them evenly).
 """
 
@@ -13,19 +13,15 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.state import GroupStateTimeout
 
 from eddy.engine.columnar_operator import (
     attribute_column,
+    columnar_part,
     filter_condition,
     filters_compile,
-    make_step,
-    output_schema,
-    writer_rows,
 )
 from eddy.engine.followed_by.matching import (
     FIRST_EVENT,
-    KEY,
     PARTITION,
     SECOND_EVENT,
     SECOND_PASSES,
@@ -34,18 +30,24 @@ from eddy.engine.followed_by.matching import (
 )
 from eddy.engine.followed_by.plan import FollowedByPlan
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout
+from eddy.engine.operator_part import KEY as OPERATOR_KEY
+from eddy.engine.operator_part import OperatorPart, run_alone
 from eddy.engine.state_keys import hash_bucket
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
-BUCKETS = 4
-"""State keys of a partitioned pattern: a couple per core (fewer keys, less per-key work per
-micro-batch: 4 measured ~10 % faster than 16); fixed, since a checkpoint's state is keyed
-by them."""
 
 def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
-                        layout: InputLayout) -> DataFrame:
-    """The query's outputs in the writer's schema (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`)."""
+                        layout: InputLayout, *, buckets: int) -> DataFrame:
+    """The query's outputs in the writer's schema (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`);
+    a partitioned pattern's state is keyed by ``buckets`` hash buckets of the partition
+    value (the planner's choice, :mod:`eddy.plan.physical.rules.followed_by`)."""
+    return run_alone(followed_by_part(analyzed, plan, source, layout, buckets=buckets))
+
+
+def followed_by_part(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
+                     layout: InputLayout, *, buckets: int) -> OperatorPart:
+    """The operator of :func:`compile_followed_by`, to run alone or fused."""
     spec, info = plan.spec, plan.info
     first = filter_condition(analyzed, info, 0, plan.first, plan.first_filters, layout)
     second = filter_condition(analyzed, info, 1, plan.second, plan.second_filters, layout)
@@ -67,13 +69,10 @@ def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: Dat
     rows = rows.select(SEQ, TS, (is_first & first).alias(FIRST_EVENT),
                        is_second.alias(SECOND_EVENT), (is_second & second).alias(SECOND_PASSES),
                        *columns)
-    state_key = hash_bucket([F.col(PARTITION)], BUCKETS, source.sparkSession) \
+    state_key = hash_bucket([F.col(PARTITION)], buckets, source.sparkSession) \
         if spec.partitioned else F.lit(0)
-    computed = (rows.withColumn(KEY, state_key).groupBy(KEY)
-                .applyInPandasWithState(make_step(process, spec, Pending),
-                                        output_schema([o.type for o in spec.selected]),
-                                        "state binary", "append", GroupStateTimeout.NoTimeout))
-    return writer_rows(computed, info, [o.name for o in spec.selected], spec.order_prefix)
+    return columnar_part(rows.withColumn(OPERATOR_KEY, state_key), process, spec, Pending,
+                         info, [(o.name, o.type) for o in spec.selected], spec.order_prefix)
 
 
 def compiles_in_spark(analyzed: AnalyzedApp, plan: FollowedByPlan) -> bool:

@@ -12,9 +12,15 @@ Semantics (from siddhi-core's executors; README of the conformance cases):
   zero; FLOAT is rounded to single precision after every operation. ``/`` or ``%`` by zero
   gives null, for floating types too. A null operand gives null.
 * Comparisons use Java's promotion (``int < float`` compares as float; ``long == float`` as
-  double, as Siddhi's executors do) and are false, never null, when an operand is null.
+  double, as Siddhi's executors do) and are false, never null, when an operand is null —
+  except ``!=``, which is true then (``NotEqualCompareConditionExpressionExecutor``).
   NaN compares false (``!=`` true), as in Java.
 * ``and``/``or`` treat null as false and ``not null`` is true: conditions are never null.
+* Every operand of an arithmetic or comparison operator and every argument of a function is
+  evaluated before a null decides the result, as Siddhi's executors do; only ``and``,
+  ``or`` and ``ifThenElse`` skip an operand. This matters for aggregates inside an
+  expression: ``sum(a * b) / sum(b)`` must feed (and expire, and reset) ``sum(b)`` even when
+  ``sum(a * b)`` is null.
 * Functions follow siddhi-core, siddhi-execution-string and -math. Where those throw at run
   time (a null argument to most ``str:`` functions, an index out of range, an unparsable
   number, an invalid regex or replacement), eddy gives null instead of failing the query.
@@ -110,13 +116,30 @@ def runtime_type(value: Any) -> AttrType | None:
 
 def _cast(source: AttrType, target: AttrType) -> Callable[[Any], Any]:
     """``cast()``: Siddhi re-labels the value; eddy converts numbers, stringifies into STRING,
-    and for an OBJECT takes a value of the target type (an Integer as a Long) or null."""
+    and for an OBJECT takes a value of the target type (an Integer as a Long), converts a
+    number of another numeric type as Java's primitive cast would, or gives null.
+
+    The reference (``CastFunctionExecutor``) hands an OBJECT's value on as it is under the
+    target type — ``cast(o, 'int')`` of the Double 7.0 is 7.0 — which a typed column cannot
+    hold; the conversion keeps that value whenever it is one of the target type's."""
     if source == OBJECT:
-        accept = {target, INT} if target == LONG else {target}
-        return lambda v: v if runtime_type(v) in accept else None
+        return _cast_object(target)
     if source == target or target == STRING or (source.is_numeric and target.is_numeric):
         return _convert(source, target)
     return lambda v: None
+
+
+def _cast_object(target: AttrType) -> Callable[[Any], Any]:
+    accept = {target, INT} if target == LONG else {target}
+
+    def run(value: Any) -> Any:
+        kind = runtime_type(value)
+        if kind in accept:
+            return value
+        if kind is not None and kind.is_numeric and target.is_numeric:
+            return _convert(kind, target)(value)
+        return None
+    return run
 
 
 def _convert(source: AttrType, target: AttrType) -> Callable[[Any], Any]:
@@ -258,24 +281,21 @@ class _Compiler:
             left = self._numeric(expr.left, ct) if numeric else self(expr.left)
             right = self._numeric(expr.right, ct) if numeric else self(expr.right)
             cmp = _COMPARE[op]
+            with_null = op == "!="
 
             def compare(ctx: Any) -> bool:
-                x = left(ctx)
-                if x is None:
-                    return False
-                y = right(ctx)
-                return False if y is None else bool(cmp(x, y))
+                x, y = left(ctx), right(ctx)
+                if x is None or y is None:
+                    return with_null
+                return bool(cmp(x, y))
             return compare
         result = self.type_of(expr)
         fn = _ARITHMETIC[result][op]
         left, right = self._numeric(expr.left, result), self._numeric(expr.right, result)
 
         def arithmetic(ctx: Any) -> Any:
-            x = left(ctx)
-            if x is None:
-                return None
-            y = right(ctx)
-            return None if y is None else fn(x, y)
+            x, y = left(ctx), right(ctx)
+            return None if x is None or y is None else fn(x, y)
         return arithmetic
 
     def _call(self, call: ast.FunctionCall) -> Getter:
@@ -311,7 +331,7 @@ class _Compiler:
             cond, then, other = args
             return lambda ctx: then(ctx) if cond(ctx) else other(ctx)
         if name in ("coalesce", "str:coalesce", "default"):
-            return lambda ctx: next((v for g in args if (v := g(ctx)) is not None), None)
+            return lambda ctx: next((v for v in [g(ctx) for g in args] if v is not None), None)
         if name in ("convert", "cast"):
             target = result
             fn = _convert(types[0], target) if name == "convert" else _cast(types[0], target)
@@ -339,12 +359,10 @@ class _Compiler:
                                        if (v := g(ctx)) is not None)
         if name == "str:contains":
             text, part = args
-            return lambda ctx: False if (s := text(ctx)) is None else \
-                None if (p := part(ctx)) is None else p in s
+            return lambda ctx: _contains(text(ctx), part(ctx))
         if name == "str:equalsIgnoreCase":
             one, two = args
-            return lambda ctx: None if (a := one(ctx)) is None else \
-                False if (b := two(ctx)) is None else a.lower() == b.lower()
+            return lambda ctx: _equals_ignore_case(one(ctx), two(ctx))
         if name == "str:fillTemplate":
             def fill(ctx: Any) -> str | None:
                 values = [g(ctx) for g in args]
@@ -354,6 +372,14 @@ class _Compiler:
                     return None
             return fill
         raise UncompilableExpression(f"function '{name}' has no Python implementation")
+
+
+def _contains(text: str | None, part: str | None) -> bool | None:
+    return False if text is None else None if part is None else part in text
+
+
+def _equals_ignore_case(one: str | None, two: str | None) -> bool | None:
+    return None if one is None else False if two is None else one.lower() == two.lower()
 
 
 def compile_python(expr: ast.Expression, type_of: TypeOf,

@@ -28,6 +28,14 @@ KIND_NAMES = ("CURRENT", "EXPIRED", "TIMER", "RESET")
 Event: TypeAlias = tuple[int, int, Any]
 """``(kind, ts, data)``; ``data`` is a tuple of attribute values (None for a timer)."""
 
+
+class DroppedEventError(ValueError):
+    """An error an event meets on its way through the app that the reference logs, dropping
+    that event where a stream hands it on, while the app keeps running (every
+    ``StreamJunction.Publisher.send`` catches it and calls ``handleError``, whose default
+    is ``LOG``): a bad ``aggregate by`` timestamp, a ``within``/``per`` an aggregation
+    cannot answer."""
+
 OutEvent: TypeAlias = tuple[int, int, Any, Any]
 """``(kind, ts, output_data, group_key)``: an event after the selector."""
 

@@ -65,12 +65,18 @@ class ExpressionCompiler:
         self.slots: list[Aggregator] = []
 
     def compile(self, expr: ast.Expression, *, condition: bool = False,
-                resolve: Callable[[ast.Variable], Getter] | None = None) -> Getter:
-        """A closure computing ``expr`` for an event (or a context ``resolve`` reads)."""
+                resolve: Callable[[ast.Variable], Getter] | None = None,
+                per_group: bool = True) -> Getter:
+        """A closure computing ``expr`` for an event (or a context ``resolve`` reads).
+
+        ``per_group=False`` gives its aggregates one state for all groups: the reference
+        parses a ``having`` condition without ``group by`` (``SelectorParser``), so outside a
+        partition a ``having max(v) > 1`` aggregates over every group's events.
+        """
         resolver = resolve or self._resolve
         try:
             return compile_python(expr, self.type_of, resolver, _event_time,
-                                  override=lambda e: self._override(e, resolver),
+                                  override=lambda e: self._override(e, resolver, per_group),
                                   condition=condition)
         except (ValueError, KeyError) as error:
             raise CompileError(str(error)) from error
@@ -78,11 +84,11 @@ class ExpressionCompiler:
     def _resolve(self, var: ast.Variable) -> Getter:
         return data_getter(self.position_of(var))
 
-    def _override(self, expr: ast.Expression,
-                  resolve: Callable[[ast.Variable], Getter]) -> Getter | None:
+    def _override(self, expr: ast.Expression, resolve: Callable[[ast.Variable], Getter],
+                  per_group: bool = True) -> Getter | None:
         if isinstance(expr, ast.FunctionCall):
             if is_aggregate_call(expr):
-                return self._aggregate(expr, resolve)
+                return self._aggregate(expr, resolve, per_group)
             if expr.name == "currentTimeMillis" and expr.namespace is None:
                 context = self.context
                 return lambda ctx: context.now
@@ -90,8 +96,8 @@ class ExpressionCompiler:
             raise CompileError("'in <table>' needs tables, which this runtime does not run yet")
         return None
 
-    def _aggregate(self, call: ast.FunctionCall,
-                   resolve: Callable[[ast.Variable], Getter]) -> Getter:
+    def _aggregate(self, call: ast.FunctionCall, resolve: Callable[[ast.Variable], Getter],
+                   per_group: bool = True) -> Getter:
         if self.frame is None:
             raise CompileError(f"aggregate '{call.name}()' is not allowed here")
         if len(call.args) > 1:
@@ -100,8 +106,9 @@ class ExpressionCompiler:
         aggregator = make_aggregator(call.name, arg_type, self.track_future)
         slot = len(self.slots)
         self.slots.append(aggregator)
-        argument = self.compile(call.args[0], resolve=resolve) if call.args else None
-        return _step(self.frame, slot, aggregator, argument, self.destroy_groups)
+        argument = self.compile(call.args[0], resolve=resolve, per_group=per_group) \
+            if call.args else None
+        return _step(self.frame, slot, aggregator, argument, self.destroy_groups, per_group)
 
 
 def _event_time(event: Any) -> Any:
@@ -109,8 +116,9 @@ def _event_time(event: Any) -> Any:
 
 
 def _step(frame: Frame, slot: int, aggregator: Aggregator, argument: Getter | None,
-          destroy: bool) -> Getter:
-    """The closure that feeds one event to one aggregate and returns its value."""
+          destroy: bool, per_group: bool = True) -> Getter:
+    """The closure that feeds one event to one aggregate and returns its value (its state
+    is the current group's, or with ``per_group=False`` the one state of all groups)."""
     add, remove = aggregator.add, aggregator.remove
     new, can_destroy = aggregator.new, aggregator.can_destroy
 
@@ -121,7 +129,7 @@ def _step(frame: Frame, slot: int, aggregator: Aggregator, argument: Getter | No
             table.clear()
             return None
         value = argument(event) if argument is not None else None
-        key = frame.key
+        key = frame.key if per_group else None
         state = table.get(key)
         if state is None:
             state = table[key] = new()

@@ -48,6 +48,7 @@ from eddy.engine.runtime.query_builder import (
     _combine_mode,
     uses_scheduler,
 )
+from eddy.engine.runtime.ratelimit_snapshot import output_event_type, snapshot_conflict
 from eddy.engine.runtime.selector import Frame, Selector
 from eddy.engine.runtime.table import Condition, Table
 from eddy.engine.runtime.table_query import TableExpressions
@@ -91,10 +92,7 @@ def join_unsupported_reason(info: QueryInfo) -> str | None:
                 return f"stream function '{handler.name}' has no eddy implementation"
     if info.target_kind not in ("stream", "window", "return", "table", "inner"):
         return f"inserting into a {info.target_kind} is not supported by this runtime yet"
-    rate = info.query.output_rate
-    if rate is not None and rate.unit == "snapshot" and info.query.output.event_type != "all":
-        return "'output snapshot' needs 'insert all events' (as the reference requires)"
-    return None
+    return snapshot_conflict(info.query)
 
 
 class JoinSide:
@@ -304,7 +302,7 @@ class JoinQueryBuilder(QueryBuilder):
         for side, source in enumerate(self.sources):
             for i, attribute in enumerate(source.attributes):
                 self.positions.setdefault(attribute.name, self.offsets[side] + i)
-        self.expects_expired = info.query.output.event_type != "current"
+        self.expects_expired = output_event_type(info.query) != "current"
         self.group_by = bool(info.query.selector.group_by)
         self.frame = Frame()
 

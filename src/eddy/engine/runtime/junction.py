@@ -13,14 +13,17 @@ subscribe to.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from eddy.engine.runtime.context import Path
-from eddy.engine.runtime.events import CURRENT, EXPIRED, TIMER, Event
+from eddy.engine.runtime.events import CURRENT, EXPIRED, TIMER, DroppedEventError, Event
 from eddy.engine.runtime.windows.base import Window
 
 Receiver = Callable[[list[Event], Path], None]
+
+log = logging.getLogger("eddy.runtime")
 
 
 class Junction:
@@ -37,8 +40,16 @@ class Junction:
         self.subscribers.sort(key=lambda s: s[0])
 
     def send(self, chunk: list[Event], prefix: Path) -> None:
-        for index, receiver in self.subscribers:
-            receiver(chunk, prefix + (index,))
+        """Hands ``chunk`` to every subscriber. An error the reference only logs ends the
+        chunk's delivery here, as the reference's publisher catches it around the whole
+        junction: subscribers after the failing one do not see the chunk, and what was
+        emitted before stands."""
+        try:
+            for index, receiver in self.subscribers:
+                receiver(chunk, prefix + (index,))
+        except DroppedEventError as error:
+            log.error("error after consuming events from stream '%s': %s; hence, dropping "
+                      "the event(s) %s", self.name, error, [event[2] for event in chunk])
 
 
 class NamedWindow:

@@ -16,7 +16,8 @@ of different keys may go to different state keys — the partition value is the 
   its own rows).
 
 The function returns, per stream, the attribute whose value keys it; the caller hashes that
-value (as text, Siddhi's key is the value's string) into :data:`BUCKETS` state keys.
+value (as text, Siddhi's key is the value's string) into the physical planner's hash
+buckets (:mod:`eddy.plan.physical.rules.runtime`).
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ from collections.abc import Sequence
 
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp
-
-BUCKETS = 8
-"""State keys of a split runtime: a few per core. Fixed, so that a checkpoint's state keys
-keep meaning the same rows."""
 
 
 def partition_attributes(analyzed: AnalyzedApp, query_ids: Sequence[str],
@@ -72,4 +69,4 @@ def _has_schedulers(analyzed: AnalyzedApp, query_ids: Sequence[str]) -> bool:
     return bool(build_runtime(analyzed, list(query_ids)).context.schedulers)
 
 
-__all__ = ["BUCKETS", "partition_attributes"]
+__all__ = ["partition_attributes"]

@@ -34,7 +34,11 @@ from eddy.engine.runtime.ratelimit import (
     LastPerTime,
     RateLimiter,
 )
-from eddy.engine.runtime.ratelimit_snapshot import snapshot_limiter
+from eddy.engine.runtime.ratelimit_snapshot import (
+    output_event_type,
+    snapshot_conflict,
+    snapshot_limiter,
+)
 from eddy.engine.runtime.selector import Frame, OrderKey, Selector, SelectorPlan
 from eddy.engine.runtime.windows import Window, WindowArgs, window_class
 from eddy.engine.runtime.windows.expression import ExpressionBatchWindow, ExpressionWindow
@@ -82,10 +86,7 @@ def unsupported_reason(info: QueryInfo) -> str | None:
         if isinstance(handler, ast.StreamFunction) and (
                 handler.namespace is not None or handler.name not in STREAM_FUNCTIONS):
             return f"stream function '{handler.name}' has no eddy implementation"
-    rate = query.output_rate
-    if rate is not None and rate.unit == "snapshot" and query.output.event_type != "all":
-        return "'output snapshot' needs 'insert all events' (as the reference requires)"
-    return None
+    return snapshot_conflict(query)
 
 
 def uses_scheduler(handler: ast.StreamHandler) -> bool:
@@ -118,7 +119,7 @@ class QueryBuilder:
         self.positions: dict[str, int] = {}
         for i, attribute in enumerate(self.source.attributes):
             self.positions.setdefault(attribute.name, i)  # the scope resolves to the first
-        self.expects_expired = query.output.event_type != "current"
+        self.expects_expired = output_event_type(query) != "current"
         self.group_by = bool(query.selector.group_by)
         self.frame = Frame()
 
@@ -216,28 +217,35 @@ class QueryBuilder:
         if selector.having is not None:
             having = compiler.compile(selector.having, condition=True,
                                       resolve=lambda v: self._having_variable(v, selected,
-                                                                              outputs))
+                                                                              outputs),
+                                      per_group=self.info.partition is not None)
         order_by = []
+        hidden: list[tuple[str, Any]] = []
         for order in selector.order_by:
             resolved = selected.resolve(order.variable)
-            if resolved.source.kind != "output":
-                raise UnsupportedQuery(self.info.id, f"'order by {order.variable.attribute}' "
-                                       "must name a selected attribute")
-            order_by.append(OrderKey(outputs[resolved.attribute.name], not order.descending,
+            if resolved.source.kind == "output":
+                position = outputs[resolved.attribute.name]
+            else:
+                # Over a join the reference's order by falls back to the inputs
+                # (ExpressionParser.parseVariable, HAVING_STATE): a hidden projected value.
+                position = len(items) + len(hidden)
+                hidden.append(("var", self.position_of(order.variable)))
+            order_by.append(OrderKey(position, not order.descending,
                                      resolved.attribute.type.value))
         return SelectorPlan(
-            project=_projector(items),
+            project=_projector(items + hidden),
             having=having,
             group_key=self._group_key(),
             order_by=order_by,
             limit=_count(selector.limit),
             offset=_count(selector.offset),
-            current_on=self.info.query.output.event_type in ("current", "all"),
-            expired_on=self.info.query.output.event_type in ("expired", "all"),
+            current_on=output_event_type(self.info.query) in ("current", "all"),
+            expired_on=output_event_type(self.info.query) in ("expired", "all"),
             aggregates=self.info.aggregates,
             aggregate_slots=len(compiler.slots),
             batching=batching,
             aggregate_positions=aggregate_positions,
+            visible=len(items) if hidden else None,
         )
 
     def _having_variable(self, var: ast.Variable, selected: Any,

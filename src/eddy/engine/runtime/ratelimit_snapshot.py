@@ -21,6 +21,28 @@ from typing import Any
 from eddy.engine.runtime.context import Scheduler
 from eddy.engine.runtime.events import CURRENT, EXPIRED, RESET, OutEvent, java_equals
 from eddy.engine.runtime.ratelimit import Emitted, RateLimiter
+from eddy.lang import ast
+
+
+def output_event_type(query: ast.Query) -> str:
+    """The events a query inserts: as written, except that ``output snapshot`` with no
+    event type written inserts all events — the reference's ``Query.updateOutputEventType``
+    fills an unset type with ``ALL_EVENTS`` for a snapshot rate. (Only an explicit
+    ``insert current events`` is an error there; eddy's AST does not keep that ``current``
+    was written, so it runs such a query as if it had not been.)"""
+    rate = query.output_rate
+    if rate is not None and rate.unit == "snapshot" and query.output.event_type == "current":
+        return "all"
+    return query.output.event_type
+
+
+def snapshot_conflict(query: ast.Query) -> str | None:
+    """Why the reference refuses the query's snapshot rate (``QueryParser``: it must insert
+    all events), or None."""
+    rate = query.output_rate
+    if rate is not None and rate.unit == "snapshot" and output_event_type(query) != "all":
+        return "'output snapshot' needs 'insert all events' (as the reference requires)"
+    return None
 
 
 def _same_data(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

@@ -48,7 +48,8 @@ class Frame:
 
 @dataclass
 class OrderKey:
-    """One ``order by`` attribute: its output position, direction and Siddhi type name."""
+    """One ``order by`` attribute: its position in the projected row, direction and Siddhi
+    type name. The position may be past the visible outputs (see ``SelectorPlan.visible``)."""
 
     position: int
     ascending: bool
@@ -71,6 +72,10 @@ class SelectorPlan:
     aggregate_slots: int
     batching: bool = True
     aggregate_positions: list[int] = field(default_factory=list)
+    # How many projected values are outputs when ``project`` also computes hidden ``order
+    # by`` values after them (an input attribute of a join or pattern that is not
+    # selected); None when every projected value is an output.
+    visible: int | None = None
 
 
 class Selector:
@@ -92,6 +97,8 @@ class Selector:
             self.process = self._group_by
         else:
             self.process = self._no_group_by
+        if plan.visible is not None:
+            self.process = _without_hidden(self.process, plan.visible)
 
     def fresh_state(self) -> list[dict[Any, list[Any]]]:
         return [{} for _ in range(self.plan.aggregate_slots)]
@@ -240,6 +247,22 @@ class Selector:
                     continue
             kept.append(event)
         return kept
+
+
+def _without_hidden(process: Callable[[list[Event]], list[OutEvent] | None],
+                    width: int) -> Callable[[list[Event]], list[OutEvent] | None]:
+    """``process`` with the hidden ``order by`` values cut off its output rows, once the
+    chunk is ordered: the reference sorts the joined events by an input attribute but emits
+    only the selected ones."""
+
+    def visible_only(chunk: list[Event]) -> list[OutEvent] | None:
+        events = process(chunk)
+        if events is None:
+            return None
+        return [(kind, ts, out[:width] if out is not None else None, key)
+                for kind, ts, out, key in events]
+
+    return visible_only
 
 
 def _order_runs(events: list[OutEvent], sort_key: Any) -> list[OutEvent]:

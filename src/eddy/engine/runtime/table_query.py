@@ -46,10 +46,11 @@ class TableExpressionCompiler(ExpressionCompiler):
         super().__init__(*args, **kwargs)
         self.tables = tables
 
-    def _override(self, expr: ast.Expression, resolve: Resolve) -> Getter | None:
+    def _override(self, expr: ast.Expression, resolve: Resolve,
+                  per_group: bool = True) -> Getter | None:
         if isinstance(expr, ast.In):
             return self._in(expr, resolve)
-        return super()._override(expr, resolve)
+        return super()._override(expr, resolve, per_group)
 
     def _in(self, expr: ast.In, outer: Resolve) -> Getter:
         table = self.tables.get(expr.source)

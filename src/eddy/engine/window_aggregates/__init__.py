@@ -12,6 +12,7 @@ which queries qualify; :mod:`.spark` builds the Spark plan around them.
 """
 
 from eddy.engine.window_aggregates.plan import WindowPlan, WindowSpec, plan_window_aggregate
-from eddy.engine.window_aggregates.spark import compile_window_aggregate
+from eddy.engine.window_aggregates.spark import compile_window_aggregate, window_aggregate_part
 
-__all__ = ["WindowPlan", "WindowSpec", "compile_window_aggregate", "plan_window_aggregate"]
+__all__ = ["WindowPlan", "WindowSpec", "compile_window_aggregate", "plan_window_aggregate",
+           "window_aggregate_part"]

@@ -3,7 +3,7 @@
 
 One state key, like the runtime's, unless the query is a ``#window.time`` with ``group by``
 and no filter and the source supplies the stream's running clock
-(:data:`~eddy.engine.layout.CLOCK`): then the state is split into :data:`BUCKETS` hash
+(:data:`~eddy.engine.layout.CLOCK`): then the state is split into the planner's hash
 buckets of the group key, spread over the shuffle partitions (so over the cores), and each
 bucket expires by the clock its rows carry (:mod:`.sliding_time` says why that is exact).
 A batch window stays on one key: a group's place in a flush depends on the other groups.
@@ -19,11 +19,10 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.state import GroupStateTimeout
 
-from eddy.engine.layout import CLOCK, OUTPUT_SCHEMA, SEQ, STORE_STREAM, STREAM, TICK_STREAM, \
-    TS, InputLayout, spark_type
+from eddy.engine.layout import CLOCK, SEQ, STORE_STREAM, STREAM, TS, InputLayout, spark_type
 from eddy.engine.native import spark_compiler
+from eddy.engine.operator_part import KEY, OperatorPart, run_alone
 from eddy.engine.runtime.query_builder import UnsupportedQuery
 from eddy.engine.state_keys import hash_bucket
 from eddy.engine.window_aggregates import sliding_time, time_batch
@@ -36,15 +35,21 @@ from eddy.lang.semantic import AnalyzedApp
 EVENT = "_event"  # the row is not an on-demand query
 PASS = "_pass"    # the row is an event of the query's stream that passes the filters
 POSITION = "_i"
-BUCKETS = 16
-"""State keys of a split operator: a few per core, so that uneven buckets still balance, and
-fixed, since a checkpoint's state is keyed by them."""
 _NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
 
 
 def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
-                             layout: InputLayout) -> DataFrame:
-    """The query's outputs in the writer's schema (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`)."""
+                             layout: InputLayout, *, buckets: int = 0) -> DataFrame:
+    """The query's outputs in the writer's schema (:data:`~eddy.engine.layout.OUTPUT_SCHEMA`);
+    ``buckets`` > 0: split into that many hash buckets of the ``group by`` values, as the
+    physical planner decides (:mod:`eddy.plan.physical.rules.window_aggregate`)."""
+    return run_alone(window_aggregate_part(analyzed, plan, source, layout, buckets=buckets))
+
+
+def window_aggregate_part(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
+                          layout: InputLayout, *, buckets: int = 0) -> OperatorPart:
+    """The operator of :func:`compile_window_aggregate`, to run alone or fused."""
+    split = buckets > 0
     spec, info = plan.spec, plan.info
     names = [a.name for a in layout.attributes(plan.stream)]
     columns = layout.columns(plan.stream)
@@ -59,38 +64,31 @@ def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: Da
         passes = passes & F.coalesce(compiler.compile_condition(condition), F.lit(False))
     needed = sorted({*spec.group_columns, *spec.argument_columns,
                      *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
-    split = splits(plan, source)
-    # heartbeats move the clock (a batch window's flush), but not a split operator's
-    streams = [plan.stream, STORE_STREAM] + ([] if split else [TICK_STREAM])
-    rows = (source.where(F.col(STREAM).isin(*streams))
+    # Every row of the group moves the clock (a batch window flushes on a later event of
+    # any stream, as the reference's timers fire on it; a heartbeat likewise), but not a
+    # split operator's, which goes by its rows' stream clock.
+    rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM)) if split else source)
+    rows = (rows
             .select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
                     F.coalesce(passes, F.lit(False)).alias(PASS), *needed,
                     *([CLOCK] if split else [])))
-    key = hash_bucket([F.col(c) for c in spec.group_columns], BUCKETS, source.sparkSession) \
+    key = hash_bucket([F.col(c) for c in spec.group_columns], buckets, source.sparkSession) \
         if split else F.lit(0)
-    schema = [f"{SEQ} long", f"{TS} long"] + \
-        ([f"{POSITION} int"] if spec.window == "timeBatch" else []) + \
-        [f"o{i} {spark_type(out.type).simpleString()}" for i, out in enumerate(spec.outputs)]
-    computed = (rows.withColumn("_key", key).groupBy("_key")
-                .applyInPandasWithState(make_step(spec, split), ", ".join(schema), "state binary",
-                                        "append", GroupStateTimeout.NoTimeout))
-    values = [F.col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
-    if spec.window == "time":  # an input reaching the query
-        order = F.array(*(F.lit(i) for i in (1, info.index, 0, 0, 0)))
-    else:  # the window's timer
-        order = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), F.col(POSITION))
-    result = computed.select(
-        SEQ, order.alias("_order"), TS, F.lit(info.id).alias("_query"),
-        F.lit(info.target).alias("_target"), F.lit(False).alias("_expired"),
-        F.to_json(F.struct(*values), {"ignoreNullFields": "false"}).alias("_data"))
-    return result.select(*(F.col(f.name).cast(f.dataType) for f in OUTPUT_SCHEMA.fields))
+    schema = [(SEQ, "bigint"), (TS, "bigint")] + \
+        ([(POSITION, "int")] if spec.window == "timeBatch" else []) + \
+        [(f"o{i}", spark_type(out.type).simpleString()) for i, out in enumerate(spec.outputs)]
 
+    def writer(col: Callable[[str], Column]) -> list[Column]:
+        values = [col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
+        if spec.window == "time":  # an input reaching the query
+            order = F.array(*(F.lit(i) for i in (1, info.index, 0, 0, 0)))
+        else:  # the window's timer
+            order = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
+        return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), F.lit(False),
+                F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
 
-def splits(plan: WindowPlan, source: DataFrame) -> bool:
-    """Whether the operator can be split by key (see the module's docstring)."""
-    spec = plan.spec
-    return spec.window == "time" and bool(spec.group_columns) and not plan.filters \
-        and CLOCK in source.columns
+    return OperatorPart(rows.withColumn(KEY, key), make_step(spec, split), tuple(schema),
+                        False, writer)
 
 
 StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]

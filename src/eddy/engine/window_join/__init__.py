@@ -6,7 +6,8 @@ arriving event's matches are a run of the other side's window, found by binary s
 """
 
 from eddy.engine.window_join.plan import WindowJoinPlan, plan_window_join
-from eddy.engine.window_join.spark import compile_window_join, join_compiles_in_spark
+from eddy.engine.window_join.spark import compile_window_join, join_compiles_in_spark, \
+    window_join_part
 
-__all__ = ["WindowJoinPlan", "compile_window_join", "join_compiles_in_spark",
+__all__ = ["WindowJoinPlan", "compile_window_join", "window_join_part", "join_compiles_in_spark",
            "plan_window_join"]

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.state import GroupStateTimeout
 
 from eddy.engine.columnar_operator import (
     attribute_column,
+    columnar_part,
     filter_condition,
     filters_compile,
-    make_step,
-    output_schema,
-    writer_rows,
 )
 from eddy.engine.layout import SEQ, STREAM, TICK_STREAM, TS, InputLayout
+from eddy.engine.operator_part import KEY, OperatorPart, run_alone
 from eddy.engine.window_join.matching import PASSES, SIDE, TICK, Windows, process
 from eddy.engine.window_join.plan import WindowJoinPlan
 from eddy.lang.semantic import AnalyzedApp
@@ -31,6 +29,12 @@ from eddy.lang.semantic import AnalyzedApp
 def compile_window_join(analyzed: AnalyzedApp, plan: WindowJoinPlan, source: DataFrame,
                         layout: InputLayout) -> DataFrame:
     """The join's outputs in the writer's schema."""
+    return run_alone(window_join_part(analyzed, plan, source, layout))
+
+
+def window_join_part(analyzed: AnalyzedApp, plan: WindowJoinPlan, source: DataFrame,
+                     layout: InputLayout) -> OperatorPart:
+    """The operator of :func:`compile_window_join`, to run alone or fused."""
     spec = plan.spec
     left, right = plan.streams
     passes = [filter_condition(analyzed, plan.info, side, stream, plan.filters[side], layout)
@@ -50,11 +54,8 @@ def compile_window_join(analyzed: AnalyzedApp, plan: WindowJoinPlan, source: Dat
         rows = (source.where(F.col(STREAM).isin(left, right, *clock))
                 .select(SEQ, TS, side.alias(SIDE),
                         F.coalesce(entering, F.lit(False)).alias(PASSES), *columns))
-    computed = (rows.withColumn("_key", F.lit(0)).groupBy("_key")
-                .applyInPandasWithState(make_step(process, spec, Windows),
-                                        output_schema([o.type for o in spec.selected]),
-                                        "state binary", "append", GroupStateTimeout.NoTimeout))
-    return writer_rows(computed, plan.info, [o.name for o in spec.selected], spec.order_prefix)
+    return columnar_part(rows.withColumn(KEY, F.lit(0)), process, spec, Windows, plan.info,
+                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)
 
 
 def join_compiles_in_spark(analyzed: AnalyzedApp, plan: WindowJoinPlan) -> bool:

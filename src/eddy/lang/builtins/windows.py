@@ -74,6 +74,14 @@ def _check_external_start(types: Sequence[AttrType], constants: Sequence[object 
                            arg_index=2)
 
 
+def _check_batch_length(types: Sequence[AttrType], constants: Sequence[object | None]) -> None:
+    """``BatchWindowProcessor.init``: a chunk length of zero means no limit; below zero is a
+    fault."""
+    if constants and isinstance(constants[0], int) and constants[0] < 0:
+        raise TypeMismatch(f"#window.batch() takes a 'window.length' of zero or more, not "
+                           f"{constants[0]}", arg_index=0)
+
+
 _LENGTH = Param("window.length", _INT, constant=True)
 _WINDOW_TIME = Param("window.time", _TIME, constant=True)
 _TIMESTAMP = Param("timestamp", _LONG, attribute=True)
@@ -112,7 +120,8 @@ WINDOWS: tuple[FunctionSpec, ...] = (
     _window("delay", [sig(Param("window.delay", _TIME, constant=True))],
             "Emits each event after a fixed delay."),
     _window("batch", [sig(Param("window.length", _INT, optional=True, constant=True))],
-            "Tumbling window over each arriving chunk of events (at most N per batch)."),
+            "Tumbling window over each arriving chunk of events (at most N per batch).",
+            _check_batch_length),
     _window("frequent",
             [sig(Param("event.count", _INT, constant=True),
                  Param("attribute", _STRING, optional=True, attribute=True))],

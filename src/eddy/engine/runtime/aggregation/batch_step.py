@@ -60,14 +60,11 @@ from eddy.engine.state_keys import hash_bucket
 from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.physical import StateKey
 
 __all__ = ["AggregationSplit", "aggregation_split", "aggregations_only",
            "make_aggregation_step"]
 
-SPLIT_BUCKETS = 16
-"""State keys of a split aggregation step: a few per core, so that uneven buckets (a few
-busy groups) still balance. Fixed, since a checkpoint's state is keyed by them."""
-_UNSPLIT_TYPES = (ast.AttrType.FLOAT, ast.AttrType.DOUBLE, ast.AttrType.OBJECT)
 
 
 def aggregations_only(analyzed: AnalyzedApp, rest: list[QueryInfo]) -> bool:
@@ -96,30 +93,16 @@ class AggregationSplit:
     """The hash bucket of the ``group by`` values, over the runtime input's columns."""
 
 
-def aggregation_split(analyzed: AnalyzedApp, rest: list[QueryInfo], source: DataFrame,
-                      layout: InputLayout, on_demand: bool) -> AggregationSplit | None:
-    """How the vectorised step of the group runs split by group, or None when it must run
-    on one state key (see the module docstring for when it may split and why)."""
-    if on_demand or CLOCK not in source.columns or not aggregations_only(analyzed, rest):
-        return None
-    definitions = [info.definition for info in analyzed.streams.values()
-                   if isinstance(info.definition, ast.AggregationDefinition)]
-    inputs = {d.input.stream for d in definitions if d.input is not None}
-    groups = {tuple(v.attribute for v in d.selector.group_by) for d in definitions}
-    if len(inputs) != 1 or len(groups) != 1:
-        return None
-    (stream,), (group,) = inputs, groups
-    types = {a.name: a.type for a in analyzed.streams[stream].attributes}
-    if not group or any(types[name] in _UNSPLIT_TYPES for name in group):
-        return None  # a double's hash tells 0.0 from -0.0, its group key does not
-    for definition in definitions:
-        store = ast.find_annotation(definition.annotations, "store")
-        if store is None or (store.get("type") or "").lower() != "rdbms":
-            return None  # in memory, a bucket's rows would be seen by no other bucket
+def aggregation_split(key: StateKey, source: DataFrame,
+                      layout: InputLayout) -> AggregationSplit:
+    """How the vectorised step runs split by group, given the key the physical planner chose
+    for it (:mod:`eddy.plan.physical.rules.runtime` says when, and the module docstring
+    why that is exact)."""
+    ((stream, _), *_rest) = key.attributes
     names = [a.name for a in layout.attributes(stream)]
-    columns = [F.col(layout.columns(stream)[names.index(name)]) for name in group]
+    columns = [F.col(layout.columns(stream)[names.index(name)]) for _, name in key.attributes]
     return AggregationSplit(source.withColumn(TS, F.col(CLOCK)), {stream},
-                            hash_bucket(columns, SPLIT_BUCKETS, source.sparkSession))
+                            hash_bucket(columns, key.buckets, source.sparkSession))
 
 
 def make_aggregation_step(app_text: str, layout: InputLayout) -> StepFunction:

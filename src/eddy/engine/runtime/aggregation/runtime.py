@@ -23,7 +23,8 @@ sharded, :mod:`eddy.store.aggregation_settings`). ``@purge`` (:mod:`eddy.lang.ag
 deletes old buckets every interval, by the wall clock as in the reference.
 
 Read path. :meth:`AggregationRuntime.find` returns the rows of the ``per`` granularity whose
-bucket start lies in ``[start, end)``, rows of several shards merged, each as
+bucket start lies in ``[start, end)`` — with ``aggregate by``, the open bucket cut into the
+parts the reference filters one by one (:mod:`.chain`) — rows of several shards merged, each as
 ``(AGG_TIMESTAMP, *selected attributes)``, the schema on-demand queries and joins see.
 """
 
@@ -33,6 +34,7 @@ import time as wall_clock
 from collections.abc import Callable
 from typing import Any
 
+from eddy.engine.runtime.aggregation.chain import ExecutorChain
 from eddy.engine.runtime.aggregation.rdbms import aggregation_layout, rdbms_store
 from eddy.engine.runtime.aggregation.store import (
     AggregationStore,
@@ -98,6 +100,10 @@ class AggregationRuntime:
         if definition.aggregate_by is not None:
             self.event_time = flat.compile(definition.aggregate_by)
         self.store: AggregationStore = store or self._store(settings, source.attributes)
+        self.chain: ExecutorChain | None = None
+        """The reference's executor timing, which ``within`` reads with external time."""
+        if self.event_time is not None and self.shard_id is None:
+            self.chain = ExecutorChain(self.granularities)
         self.columns = column_aggregator(self, source.attributes)
         """The vectorised write path (:meth:`add_columns`), if it applies."""
         self.arrival = -1  # latest arrival time seen (state)
@@ -146,6 +152,8 @@ class AggregationRuntime:
                 raise AggregationTimeError(
                     f"aggregation '{self.name}': the 'aggregate by' timestamp is null")
             time = to_millis(value)
+            if self.chain is not None:
+                self.chain.add(time)
         group = self.group_key(event)
         shard = self.shard_id
         store, plan = self.store, self.plan
@@ -183,19 +191,42 @@ class AggregationRuntime:
                 f"the aggregate values for {granularity} granularity cannot be provided since "
                 f"aggregation definition {self.name} does not contain {granularity} duration")
         merged: dict[tuple[int, tuple[Any, ...]], BaseValues] = {}
+        level = self.granularities.index(granularity)
+        open_at = self.chain.open_bucket(level) if self.chain is not None else -1
+        self._merge(merged, self.store.scan(granularity, start, end), skip=open_at)
+        if open_at != -1:
+            self._merge_open(merged, granularity, level, open_at, start, end)
+        return [self.plan.select(timestamp, row) for (timestamp, _), row in merged.items()]
+
+    def _merge(self, merged: dict[tuple[int, tuple[Any, ...]], BaseValues],
+               rows: Any, skip: int = -1, bucket: int | None = None) -> None:
+        """Merges store rows into ``merged`` by (bucket, group), over shards; a row of the
+        bucket ``skip`` is left out, and ``bucket`` replaces the rows' own bucket."""
         plan = self.plan
-        for (timestamp, _shard, group), row in self.store.scan(granularity, start, end):
-            key = (timestamp, group)
+        for (timestamp, _shard, group), row in rows:
+            if timestamp == skip:
+                continue
+            key = (timestamp if bucket is None else bucket, group)
             existing = merged.get(key)
             if existing is None:
                 merged[key] = row
-            else:
-                if existing is row:  # pragma: no cover - one row per key and shard
-                    continue
+            elif existing is not row:
                 combined = plan.copy(existing)
                 plan.merge(combined, row)
                 merged[key] = combined
-        return [plan.select(timestamp, row) for (timestamp, _), row in merged.items()]
+
+    def _merge_open(self, merged: dict[tuple[int, tuple[Any, ...]], BaseValues],
+                    granularity: str, level: int, open_at: int, start: int, end: int) -> None:
+        """The open bucket of ``granularity`` as the reference reads it (:mod:`.chain`):
+        each in-memory part kept when its own bucket start lies in ``[start, end)``."""
+        assert self.chain is not None
+        parts = self.chain.parts(level)
+        kept = [part for part in parts if start <= part[0] < end]
+        if len(kept) == len(parts):
+            self._merge(merged, self.store.scan(granularity, open_at, open_at + 1))
+            return
+        for _, finer, low, high in kept:
+            self._merge(merged, self.store.scan(finer, low, high), bucket=open_at)
 
     # -- state --------------------------------------------------------------------------------
     def purge_due(self, now: float | None = None) -> bool:
@@ -216,11 +247,14 @@ class AggregationRuntime:
         here, before Spark commits the state (see :mod:`.rdbms`)."""
         self.purge_due()
         return {"arrival": self.arrival, "next_purge": self.next_purge,
-                "store": self.store.get_state()}
+                "store": self.store.get_state(),
+                "chain": self.chain.get_state() if self.chain is not None else None}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.arrival = state["arrival"]
         self.next_purge = state.get("next_purge")
+        if self.chain is not None:
+            self.chain.set_state(state.get("chain"))
         self._reopen = -1
         self.store.set_state(state["store"])
 

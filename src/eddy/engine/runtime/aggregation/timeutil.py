@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+from eddy.engine.runtime.events import DroppedEventError
+
 __all__ = ["DURATION_MILLIS", "GRANULARITIES", "AggregationTimeError", "bucket_start",
            "next_bucket_start", "normalize_duration", "parse_timestamp", "to_millis",
            "within_range"]
@@ -37,8 +39,9 @@ _PATTERN = re.compile(rf"(\d{{4}})-{_FIELD}-{_FIELD} {_FIELD}:{_FIELD}:{_FIELD}"
                       r"(?: ([+-]\d{2}:\d{2}))?")
 
 
-class AggregationTimeError(ValueError):
-    """A timestamp, ``within`` range or ``per`` value the reference rejects at run time."""
+class AggregationTimeError(DroppedEventError):
+    """A timestamp, ``within`` range or ``per`` value the reference rejects at run time: the
+    event that met it is dropped; an on-demand query that meets it fails."""
 
 
 def normalize_duration(value: object) -> str:

@@ -197,8 +197,8 @@ class _FinalCompiler(ExpressionCompiler):
         super().__init__(type_of, position_of, context)
         self.plan = plan
 
-    def _aggregate(self, call: ast.FunctionCall,
-                   resolve: Callable[[ast.Variable], Getter]) -> Getter:
+    def _aggregate(self, call: ast.FunctionCall, resolve: Callable[[ast.Variable], Getter],
+                   per_group: bool = True) -> Getter:
         if call.namespace is not None or call.name not in (
                 "sum", "avg", "count", "min", "max", "distinctCount"):
             raise CompileError(f"'{call.name}' cannot be used in an aggregation definition")

@@ -23,6 +23,7 @@ order), except that ``group by`` a double does not tell ``0.0`` from ``-0.0``.
 
 from __future__ import annotations
 
+import logging
 import time as wall_clock
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ from eddy.lang.ast import AttrType
 
 if TYPE_CHECKING:
     from eddy.engine.runtime.aggregation.runtime import AggregationRuntime
+
+log = logging.getLogger("eddy.runtime")
 
 __all__ = ["ColumnAggregator", "column_aggregator", "columns_apply"]
 
@@ -139,26 +142,39 @@ class ColumnAggregator:
                     np.float32).astype(np.float64)
         return prepared
 
-    def _event_times(self, columns: Sequence[Array], arrival: Array) -> Array:
+    def _event_times(self, columns: Sequence[Array], arrival: Array
+                     ) -> tuple[Array, Array | None]:
+        """Each event's ``aggregate by`` time, and which events have one (None: all). An
+        event whose time is null or unreadable is dropped, as the reference logs and drops
+        it (:class:`~eddy.engine.runtime.events.DroppedEventError`)."""
         if self.time_position is None:
-            return arrival
+            return arrival, None
         values = columns[self.time_position]
         if values.dtype.kind in "iu":
-            return values.astype(np.int64)
+            return values.astype(np.int64), None
         if values.dtype.kind == "f":
-            if np.isnan(values).any():
-                raise AggregationTimeError(f"aggregation '{self.aggregation.name}': the "
-                                           "'aggregate by' timestamp is null")
-            return values.astype(np.int64)
+            missing = np.isnan(values)
+            return np.where(missing, 0, values).astype(np.int64), \
+                (~missing if missing.any() else None)
         codes, uniques = pd.factorize(values, use_na_sentinel=False)
         millis = []
+        readable = []
         for value in uniques:
-            if value is None or (isinstance(value, float) and value != value):
-                raise AggregationTimeError(f"aggregation '{self.aggregation.name}': the "
-                                           "'aggregate by' timestamp is null")
-            millis.append(to_millis(value))
+            try:
+                if value is None or (isinstance(value, float) and value != value):
+                    raise AggregationTimeError(f"aggregation '{self.aggregation.name}': the "
+                                               "'aggregate by' timestamp is null")
+                millis.append(to_millis(value))
+                readable.append(True)
+            except AggregationTimeError as error:
+                log.error("dropping the events of aggregation '%s' whose time is %r: %s",
+                          self.aggregation.name, value, error)
+                millis.append(0)
+                readable.append(False)
         times: Array = np.asarray(millis, dtype=np.int64)[codes]
-        return times
+        if all(readable):
+            return times, None
+        return times, np.asarray(readable, dtype=bool)[codes]
 
     def _group_codes(self, columns: Sequence[Array]) -> Array:
         if not self.group_positions:
@@ -182,7 +198,15 @@ class ColumnAggregator:
         columns = self._prepared(columns)
         arrival = np.maximum.accumulate(np.maximum(np.asarray(ts, dtype=np.int64),
                                                    aggregation.arrival))
-        times = self._event_times(columns, arrival)
+        times, kept = self._event_times(columns, arrival)
+        if kept is not None:
+            aggregation.arrival = int(arrival[-1])
+            if not kept.any():
+                return
+            columns = [column[kept] for column in columns]
+            arrival, times, n = arrival[kept], times[kept], int(kept.sum())
+        if aggregation.chain is not None:
+            aggregation.chain.add_all(times.tolist())
         granularities = aggregation.granularities
         finest = _bucket_starts(arrival, granularities[0])
         starts = np.concatenate([[0], np.flatnonzero(finest[1:] != finest[:-1]) + 1])

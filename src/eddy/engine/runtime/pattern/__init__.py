@@ -19,6 +19,7 @@ from eddy.engine.runtime.pattern.matcher import PatternQueryRuntime
 from eddy.engine.runtime.pattern.references import PatternExpressions, References
 from eddy.engine.runtime.pattern.select import build_limiter, build_selector
 from eddy.engine.runtime.query_builder import SchedulerIndex, UnsupportedQuery
+from eddy.engine.runtime.ratelimit_snapshot import snapshot_conflict
 from eddy.engine.runtime.table import Table
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -40,10 +41,7 @@ def pattern_unsupported_reason(info: QueryInfo) -> str | None:
                         "only filters are")
     if info.target_kind not in ("stream", "window", "return", "table", "inner"):
         return f"inserting into a {info.target_kind} is not supported by this runtime yet"
-    rate = query.output_rate
-    if rate is not None and rate.unit == "snapshot" and query.output.event_type != "all":
-        return "'output snapshot' needs 'insert all events' (as the reference requires)"
-    return None
+    return snapshot_conflict(query)
 
 
 def pattern_scheduler_keys(info: QueryInfo) -> list[str]:

@@ -204,8 +204,8 @@ class PatternExpressions(TableExpressionCompiler):
         getter = self.references.variable(var, None)
         return lambda event: getter(event[2])
 
-    def _override(self, expr: ast.Expression,
-                  resolve: Callable[[ast.Variable], Getter]) -> Getter | None:
+    def _override(self, expr: ast.Expression, resolve: Callable[[ast.Variable], Getter],
+                  per_group: bool = True) -> Getter | None:
         refs, current = self.references, self.current
         null_check: MatchGetter | None = None
         if isinstance(expr, ast.IsNullStream):
@@ -225,7 +225,7 @@ class PatternExpressions(TableExpressionCompiler):
                 return null_check
             check = null_check
             return lambda event: check(event[2])
-        return super()._override(expr, resolve)
+        return super()._override(expr, resolve, per_group)
 
 
 def _is_attribute(refs: References, var: ast.Variable, current: Current | None) -> bool:

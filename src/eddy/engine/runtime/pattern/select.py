@@ -21,6 +21,7 @@ from eddy.engine.runtime.pattern.match import Match
 from eddy.engine.runtime.pattern.references import PatternExpressions, References
 from eddy.engine.runtime.query_builder import QueryBuilder, SchedulerIndex
 from eddy.engine.runtime.ratelimit import RateLimiter
+from eddy.engine.runtime.ratelimit_snapshot import output_event_type
 from eddy.engine.runtime.selector import Frame, OrderKey, Selector, SelectorPlan
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
@@ -37,7 +38,7 @@ def build_selector(info: QueryInfo, references: References, context: Context) ->
     selector = query.selector
     frame = Frame()
     group_by = bool(selector.group_by)
-    expects_expired = query.output.event_type != "current"
+    expects_expired = output_event_type(query) != "current"
     compiler = PatternExpressions(references, context, frame, track_future=expects_expired,
                                   destroy_groups=group_by)
     items: list[Getter] = []
@@ -61,27 +62,33 @@ def build_selector(info: QueryInfo, references: References, context: Context) ->
     if selector.having is not None:
         having = compiler.selection(selector.having, condition=True, resolve=having_variable)
     order_by = []
+    hidden: list[Getter] = []
     for order in selector.order_by:
         resolved = selected.resolve(order.variable)
-        if resolved.source.kind != "output":
-            raise CompileError(f"'order by {order.variable.attribute}' must name a selected "
-                               "attribute")
-        order_by.append(OrderKey(outputs[resolved.attribute.name], not order.descending,
+        if resolved.source.kind == "output":
+            position = outputs[resolved.attribute.name]
+        else:
+            # An input attribute that is not selected: a hidden projected value, as the
+            # reference's order by falls back to the pattern's events.
+            position = len(items) + len(hidden)
+            hidden.append(compiler.selection(order.variable))
+        order_by.append(OrderKey(position, not order.descending,
                                  resolved.attribute.type.value))
     rate = query.output_rate
     plan = SelectorPlan(
-        project=_projector(items),
+        project=_projector(items + hidden),
         having=having,
         group_key=_group_key(info, references),
         order_by=order_by,
         limit=_count(selector.limit),
         offset=_count(selector.offset),
-        current_on=query.output.event_type in ("current", "all"),
-        expired_on=query.output.event_type in ("expired", "all"),
+        current_on=output_event_type(query) in ("current", "all"),
+        expired_on=output_event_type(query) in ("expired", "all"),
         aggregates=info.aggregates,
         aggregate_slots=len(compiler.slots),
         batching=not (rate is not None and rate.unit == "snapshot"),
         aggregate_positions=aggregate_positions,
+        visible=len(items) if hidden else None,
     )
     return Selector(plan, frame)
 

@@ -1,0 +1,216 @@
+"""Whole apps through the plan a worker builds, read from the bus (issue 16).
+
+Each app runs in a real :class:`~eddy.engine.group_runner.GroupRunner` — the worker's
+runner: its bus source (no ``_clock`` column), its physical plan (``eddy explain`` shows
+it), its bus sink — over ``TempStream (deviceID long, roomNo int, temp double)`` events
+100 ms apart in event time, roomNo uniform over 1,000 rooms, temp ~ N(30, 10), appended to
+the input topic before the runner starts and read in micro-batches of ``--batch-rows``.
+Steady ev/s = input rows / ``triggerExecution`` time of the micro-batches after the first
+``--warmup`` ones (the JVM's and Python workers' warm-up: class loading, JIT, imports);
+p50/p99 of those micro-batches; the run's total rate, warm-up included, beside it.
+
+Apps:
+
+- ``seed``: the seed app as written (``examples`` of the WSO2 distributed doc: query-1
+  ``#window.time(2 min)`` avg ``insert all events``, query-2 the rising-temperature
+  pattern, query-3 a filter), one group;
+- ``two-windows``: ``#window.time(1 min)`` avg by room and ``#window.length(100)`` max by
+  room;
+- ``filtered-window``: ``TempStream[temp > 20]#window.time(1 min)`` avg by room.
+
+The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
+``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
+that computes ``filtered-window`` (``bench/handwritten.py``: the filter in the JVM, each
+room's last minute in ``applyInPandasWithState``, NumPy per batch) over the same events,
+read and written through the same bus; ``bench/cep_throughput.py`` has hand-written jobs for
+the pattern and the joins.
+
+Run: PYTHONPATH=src .venv/bin/python bench/app_throughput.py [--apps seed,two-windows,
+     filtered-window] [--events 600000] [--batch-rows 100000] [--warmup 2]
+     [--bus sqlite|nats://127.0.0.1:4222] [--handwritten]
+     ... --long  (the issue's 10-minute variant: 6,000,000 events per app)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from eddy.bus import Bus, open_bus, sqlite_url
+from eddy.engine.group_runner import GroupRunner
+from eddy.engine.layout import input_layout
+from eddy.engine.operator_facts import physical_plan
+from eddy.engine.session import get_spark
+from eddy.lang import check
+
+TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"
+APPS = {
+    "seed": "@app:name('Seed')\n" + TEMP + """
+@info(name = 'query-1')
+from TempStream#window.time(2 min)
+select avg(temp) as avgTemp, roomNo, deviceID
+insert all events into AvgTempStream;
+@info(name = 'query-2')
+from every( e1=TempStream ) -> e2=TempStream[e1.roomNo==roomNo and (e1.temp + 5) <= temp ]
+    within 10 min
+select e1.roomNo, e1.temp as initialTemp, e2.temp as finalTemp
+insert into AlertStream;
+@info(name = 'query-3')
+from TempStream [(roomNo >= 100 and roomNo < 110) and temp > 40 ]
+select roomNo, temp
+insert into HighTempStream;
+""",
+    "two-windows": "@app:name('TwoWindows')\n" + TEMP + """
+@info(name = 'avg-1min') from TempStream#window.time(1 min)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
+@info(name = 'max-100') from TempStream#window.length(100)
+select roomNo, max(temp) as maxTemp group by roomNo insert into MaxStream;
+""",
+    "filtered-window": "@app:name('FilteredWindow')\n" + TEMP + """
+@info(name = 'hot-avg') from TempStream[temp > 20]#window.time(1 min)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into HotAvgStream;
+""",
+}
+TARGETS = {"seed": 250_000, "two-windows": 400_000, "filtered-window": 500_000}
+CHUNK = 100_000
+
+
+def events(start: int, count: int, rng: np.random.Generator) -> pa.Table:
+    """``count`` events from number ``start`` on (100 ms apart), as a topic's rows."""
+    index = np.arange(start, start + count, dtype=np.int64)
+    return pa.table({"_ts": index * 100, "deviceID": index % 5_000,
+                     "roomNo": rng.integers(0, 1_000, count).astype(np.int32),
+                     "temp": rng.normal(30.0, 10.0, count)})
+
+
+def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
+            work: Path) -> dict[str, Any]:
+    """One app through a GroupRunner over ``count`` events already on its input topic."""
+    app = APPS[name]
+    spark = get_spark()
+    runner = GroupRunner(app, bus_url, work / name / "checkpoint", spark=spark, group=name,
+                         max_rows_per_batch=batch_rows, heartbeat=False,
+                         topic_prefix=f"{name}-{uuid.uuid4().hex[:6]}.")
+    with open_bus(bus_url) as bus:
+        runner.create_topics(bus)
+        append_events(bus, runner.input_topic("TempStream"), count)
+    started = time.perf_counter()
+    runner.start()
+    try:
+        assert runner.await_idle(3_600.0), "the runner did not finish"
+        wall = time.perf_counter() - started
+        progress = [p for q in spark.streams.active for p in q.recentProgress
+                    if p.numInputRows > 0]
+    finally:
+        runner.stop()
+    analyzed = check(app)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    return {"app": name, **rates(progress, warmup, count, wall), "target": TARGETS[name],
+            "plan": [c.describe() for c in plan.queries],
+            "outputs": {o.stream: o.topic for o in runner.topics.outputs}}
+
+
+def topic_rows(bus_url: str, topic: str, columns: list[str]) -> list[tuple[Any, ...]]:
+    """Every row of ``topic`` (all partitions), as sorted tuples of ``columns``."""
+    with open_bus(bus_url) as bus:
+        tables = [bus.read_table(topic, p, 0, end)
+                  for p, end in enumerate(bus.end_offsets(topic)) if end]
+    rows = [tuple(t.column(c)[i].as_py() for c in columns)
+            for t in tables for i in range(t.num_rows)]
+    return sorted(rows)
+
+
+def append_events(bus: Bus, topic: str, count: int) -> None:
+    """The benchmark's ``count`` events (the same ones every run) appended to ``topic``."""
+    rng = np.random.default_rng(16)
+    for start in range(0, count, CHUNK):
+        bus.append(topic, events(start, min(CHUNK, count - start), rng))
+
+
+def rates(progress: list[Any], warmup: int, count: int, wall: float) -> dict[str, Any]:
+    """Steady ev/s and micro-batch p50/p99 after ``warmup`` batches, and the whole run's."""
+    steady = progress[warmup:] or progress
+    rows = sum(p.numInputRows for p in steady)
+    millis = [p.durationMs["triggerExecution"] for p in steady]
+    return {"events": count, "batches": len(progress),
+            "steady_ev_s": rows / (sum(millis) / 1000.0),
+            "p50_ms": statistics.median(millis),
+            "p99_ms": sorted(millis)[max(0, int(len(millis) * 0.99 + 0.5) - 1)],
+            "whole_run_ev_s": count / wall}
+
+
+def run_handwritten_job(count: int, batch_rows: int, warmup: int, bus_url: str,
+                        work: Path, kind: str) -> dict[str, Any]:
+    """``filtered-window`` as the hand-written job ``kind`` of ``bench/handwritten.py``."""
+    from handwritten import JOBS, run_handwritten
+
+    progress, wall, output = run_handwritten(
+        bus_url, work, batch_rows, lambda bus, topic: append_events(bus, topic, count),
+        JOBS[kind])
+    return {"app": f"filtered-window (hand-written: {kind})",
+            **rates(progress, warmup, count, wall), "output": output}
+
+
+def same_outputs(bus_url: str, eddy_topic: str, handwritten_topic: str) -> str:
+    """Whether eddy's plan and the hand-written job emitted the same (ts, room, average)s."""
+    columns = ["_ts", "roomNo", "avgTemp"]
+    ours, theirs = (topic_rows(bus_url, t, columns) for t in (eddy_topic, handwritten_topic))
+    close = len(ours) == len(theirs) and all(
+        a[:2] == b[:2] and abs(a[2] - b[2]) <= 1e-9 * max(1.0, abs(a[2]))
+        for a, b in zip(ours, theirs))
+    return f"{'same' if close else 'DIFFERENT'} outputs ({len(ours):,} vs {len(theirs):,} rows)"
+
+
+def show(result: dict[str, Any]) -> None:
+    print(" | ".join(f"{k}={v:,.0f}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in result.items()), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--apps", default=",".join(APPS))
+    parser.add_argument("--events", type=int, default=600_000)
+    parser.add_argument("--batch-rows", type=int, default=100_000)
+    parser.add_argument("--warmup", type=int, default=2, help="micro-batches left out")
+    parser.add_argument("--bus", default="sqlite")
+    parser.add_argument("--long", action="store_true", help="6,000,000 events (~10 min)")
+    parser.add_argument("--handwritten", action="store_true",
+                        help="also run filtered-window as a hand-written PySpark job")
+    args = parser.parse_args()
+    count = 6_000_000 if args.long else args.events
+    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    if args.handwritten:
+        from handwritten import jvm_job_conf
+
+        get_spark(jvm_job_conf())  # the first session of the process: with the Java job
+    with tempfile.TemporaryDirectory(prefix="eddy-app-bench-") as work:
+        url = sqlite_url(Path(work) / "bus.db") if args.bus == "sqlite" else \
+            f"{args.bus}?app=bench-{uuid.uuid4().hex[:8]}"
+        outputs: dict[str, str] = {}
+        for name in args.apps.split(","):
+            result = run_app(name, count, args.batch_rows, args.warmup, url, Path(work))
+            for line in result.pop("plan"):
+                print("  ", line)
+            outputs.update(result.pop("outputs"))
+            show(result)
+        for kind in ("PySpark", "Java", "bus in/out only") if args.handwritten else ():
+            result = run_handwritten_job(count, args.batch_rows, args.warmup, url, Path(work),
+                                         kind)
+            output = result.pop("output")
+            show(result)
+            if "HotAvgStream" in outputs and kind != "bus in/out only":
+                print("  ", same_outputs(url, outputs["HotAvgStream"], output))
+    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+
+
+if __name__ == "__main__":
+    main()

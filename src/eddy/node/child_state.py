@@ -1,0 +1,94 @@
+"""Where a distributed worker's child apps keep their state, so that the worker a child
+is moved to continues it exactly.
+
+A distributed worker with ``state.persistence.persistenceStore: …DBPersistenceStore``
+keeps each child's Spark checkpoint in the persistence database, micro-batch by
+micro-batch, with the same mirror minimum HA uses (:class:`~eddy.store.revisions.
+CheckpointMirror`, tables ``<table>_CHILD_FILES`` and ``<table>_CHILD_HEAD``); every worker
+of the cluster names the same datasource, so none of it is on a worker's own disk.
+
+* **Taking a child over** (it is deployed here: first placement, or moved from a lost or
+  paused worker): claim the next epoch of the child's own fence
+  (:func:`~eddy.store.fence.claim_epoch`) — from then on a push of the worker it ran on is
+  refused, and that worker's query fails before it writes the batch — then bring the local
+  checkpoint to the mirror's newest. The child resumes from the last micro-batch whose
+  outputs may have left, with the same offsets, state and Spark query id, so whatever of
+  that batch the old worker appended carries the same bus idempotency keys and is dropped
+  as a duplicate: each output once (the argument of :mod:`eddy.node.ha`, per child).
+* **Each micro-batch**, before it is computed and its outputs appended: push what changed in
+  the checkpoint, fenced by the child's epoch.
+
+The mirror is keyed by the child's name and the digest of its text: a child whose parent
+changed starts afresh (as a changed app does on one node), not from a checkpoint of other
+queries. Undeploying a child keeps its mirror — the manager undeploys a child from the
+worker it leaves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from eddy.node.registry import AppRegistry
+from eddy.store.fence import Fenced, claim_epoch
+from eddy.store.revisions import CheckpointMirror
+
+log = logging.getLogger("eddy.node.child_state")
+FENCE_GROUP = "child"
+"""Fence rows of children are ``child/<key>`` (beside minimum HA's ``<groupId>``)."""
+
+
+class ChildState:
+    """The child apps of one distributed worker, continued from the persistence database."""
+
+    def __init__(self, engine: Engine, table: str, registry: AppRegistry) -> None:
+        self.mirror = CheckpointMirror(engine, f"{table}_CHILD", FENCE_GROUP,
+                                       fence_per_app=True)
+        self.engine = engine
+        self.registry = registry
+        self._keys: dict[str, str] = {}     # child -> its mirror key (name and text digest)
+        self._epochs: dict[str, int] = {}   # child -> the epoch this worker claimed
+        self._lock = threading.Lock()
+        registry.batch_hook = self._batch_hook
+        registry.take_over = self.take_over
+
+    def take_over(self, app: str, text: str) -> str:
+        """Claims ``app`` for this worker and readies its checkpoint from the mirror;
+        returns what the app resumes from (the registry's note)."""
+        key = mirror_key(app, text)
+        epoch = claim_epoch(self.engine, self.mirror.fence_group(key))
+        with self._lock:
+            self._keys[app], self._epochs[app] = key, epoch
+        checkpoint = self.registry.store.checkpoint_dir(app)
+        if checkpoint.exists():  # this worker's own, older than the mirror or not the app's
+            shutil.rmtree(checkpoint)
+        head = self.mirror.pull(key, checkpoint)
+        if head is None:
+            note = "no state in the persistence database: starts from its bus positions"
+        else:
+            note = (f"continues from micro-batch {head.batch_id} of the persistence database "
+                    f"(taken over at epoch {epoch})")
+        log.info("child app %s: %s", app, note)
+        return note
+
+    def _batch_hook(self, app: str, checkpoint: Path) -> Callable[[int], None]:
+        def before_write(batch_id: int) -> None:
+            with self._lock:
+                key, epoch = self._keys.get(app), self._epochs.get(app)
+            if key is None or epoch is None:
+                raise Fenced(f"child app {app} was not taken over by this worker; batch "
+                             f"{batch_id} is not written")
+            self.mirror.push(key, checkpoint, epoch, batch_id)
+        return before_write
+
+
+def mirror_key(app: str, text: str) -> str:
+    """``<app>#<digest of its text>``, short enough for its fence row (100 characters)."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"{app[:100 - len(FENCE_GROUP) - 1 - 17]}#{digest}"

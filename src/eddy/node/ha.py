@@ -1,0 +1,567 @@
+"""Minimum HA: the role keeper of one node of an active/passive pair.
+
+Both nodes run ``eddy worker`` with the same ``cluster.config.groupId``, the same cluster
+and persistence databases and the same bus; nothing else is shared (separate data folders,
+possibly separate hosts). A thread renews or takes the group's lease every
+``heartbeatInterval`` (:mod:`eddy.store.lease`) and makes the node match it:
+
+* **Passive.** Every app is deployed — validated, compiled, Spark started — and not running
+  (:attr:`AppRegistry.passive`: no query, no source port, no pulling source read, no sink).
+  Every ``eventPollingInterval`` it pulls the active's checkpoint mirror
+  (:mod:`eddy.store.revisions`) into its own checkpoint folders, so it is never more than a
+  poll behind, and ``in_sync`` says whether it has the newest.
+* **Takeover** (the lease was free or expired, by the database's clock): raise the fence
+  to the new epoch in ``PERSISTENCE_DB`` (:mod:`eddy.store.fence`), pull each app's mirror
+  one last time — nothing can be added to it now — and start the apps. Each app resumes
+  from the old active's last micro-batch; apps that never ran resume from their committed
+  bus positions.
+* **Losing the lease** (taken over, or not renewed in time because the database is out of
+  reach): stop every app at once, log why, carry on as passive.
+* **A late renewal is not a lost lease.** When the deadline passes while the renewal is
+  merely late (a starved keeper thread, a slow database), the apps are not stopped: each
+  batch waits in ``before_write`` (nothing of it is written) until the renewal lands. If the
+  database says this node still holds the lease at the same epoch, the batch goes on and
+  nothing restarted — restarting a Spark query costs seconds to tens of seconds, more than
+  the lease. Only a lease the database gave away, a database that answers with errors past
+  the deadline, or no answer at all for nearly the whole lease time stops the apps. Safety
+  does not depend on this wait: a successor raises the fence before it starts, so an old
+  active's next mirror push — the first thing every batch does — is refused.
+* **Active**: every ``RETRY_S`` it starts again an app whose query failed on its own (a
+  transient Spark failure must not leave the group without the app); it resumes from its
+  checkpoint, so nothing is lost or written twice.
+
+Apps deployed to either node (REST API or deployment folder) are published in the cluster
+database (:mod:`eddy.store.cluster_apps`) and written into the other node's folder.
+
+**Why a successor neither loses nor duplicates an output.** The active's query, in the
+driver, pushes its checkpoint to the database when a micro-batch starts — its offsets are
+logged, nothing of it is computed yet — and so before its ``@store`` tables and aggregations
+write (in the tasks that compute it) and before its outputs are appended to the bus
+(``before_write``); the push is refused once a newer epoch raised the fence, which fails the
+batch before it writes anything. So the mirror always holds the offset log of every batch
+whose outputs or table rows may have been written, partly or wholly. (Pushed after the
+computation instead, a batch's table rows could commit and the push then be refused: the
+successor would re-run the batch before it over rows that already hold its successor's.)
+
+The successor restores that mirror — it never restores anything older than the old active's
+last batch with outputs — and Spark re-runs the newest uncommitted batch with the same
+offsets, the same state and the same query id (the mirror is the same run's checkpoint, not
+a revision, so the query id is kept), so its outputs get the same bus idempotency keys,
+``(producer = <app>/<group>/<query id>, batch id)``, and whatever of them the old active had
+appended is dropped by the bus as a duplicate (NATS: ``Nats-Msg-Id`` within the stream's
+duplicate window). Had the successor restored an older cut (a periodic revision), it would
+plan batch N+1 over different offsets than the old active's batch N+1, and the bus would
+keep the old batch and drop the new one: events lost. That is why the mirror is written
+per batch.
+
+**Tables and aggregations are fenced too.** The active exports its epoch before it starts
+its apps (:func:`eddy.store.fence.export_epoch`; the Spark workers of its queries inherit
+it), raises the fence in each app's table databases before the app resumes, and every
+table or aggregation transaction checks the fence just before it commits: rows of a paused
+old active that resumes after its successor started roll back.
+
+An old active that was paused (SIGSTOP, a long GC) past its lease and resumes has at most
+one batch between its last successful push and its appends: that batch is the very batch
+the successor re-runs, with the same content and the same keys, so the bus keeps one copy;
+its next push is refused and its query stops. Sinks follow the bus topics with event ids
+``<token>:<stream>:<partition>:<bus seq>`` and the token is shared by both nodes (cluster
+database), so a JetStream sink target deduplicates what both publish.
+
+Every role change is logged with its reason and kept in :meth:`RoleKeeper.history`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from eddy.bus import Bus, open_bus
+from eddy.config import WorkerConfig
+from eddy.node.deployment import DeploymentFolder
+from eddy.node.ha_positions import Positions, lag_events, protect, resume_positions
+from eddy.node.registry import AppRegistry
+from eddy.node.role import NodeRole
+from eddy.store.cluster_apps import AppCatalog
+from eddy.store.connect import connect
+from eddy.store.fence import Epoch, Fenced, app_databases, export_epoch, raise_fence
+from eddy.store.lease import Lease, LeaseView
+from eddy.store.revisions import CheckpointMirror
+
+log = logging.getLogger("eddy.node.ha")
+HISTORY = 100
+RETRY_S = 10.0
+"""How often the active starts apps again whose query failed on its own."""
+EXPIRY_MARGIN_S = 0.05
+"""How long after the holder's lease expires (database clock) the passive tries to take it."""
+LOG_FIRST_BATCHES = 2
+"""Batches after a takeover whose start is logged with the time since the lease was taken
+(where a failover spends its time; ``bench/ha_failover.py --keep`` keeps the logs)."""
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    """One change of role, as ``GET /ha`` lists it."""
+
+    at_ms: int
+    status: str
+    epoch: int | None
+    holder: str | None
+    reason: str
+    loss_ms: int | None = None
+    """On a takeover: the previous holder's last renewal as this node last saw it (the
+    cluster database's clock), i.e. when the group lost its active node."""
+    recovered_ms: int | None = None
+    """On a takeover: when this node's apps had all become active (ready to output)."""
+    first_output_ms: int | None = None
+    """On a takeover: when the first events this node emitted were on the bus."""
+
+
+class NotActive(RuntimeError):
+    """A write was attempted by a node that does not (or no longer surely) hold the lease."""
+
+
+class RoleKeeper:
+    """Keeps one node's role in step with its group's lease."""
+
+    def __init__(self, config: WorkerConfig, registry: AppRegistry, folder: DeploymentFolder,
+                 set_role: Callable[[NodeRole], None]) -> None:
+        cluster = config.model.cluster
+        strategy = cluster.strategyConfig
+        assert cluster.groupId is not None and strategy.datasource is not None
+        self.group_id = cluster.groupId
+        self.node_id = config.node_id
+        self.interval_s = strategy.heartbeatInterval / 1000
+        self.poll_s = strategy.eventPollingInterval / 1000
+        ttl_ms = strategy.heartbeatInterval * strategy.heartbeatMaxRetry
+        # Stop writing before the database can have given the lease away (see lease.py).
+        self.deadline_s = (ttl_ms - max(strategy.heartbeatInterval / 2, ttl_ms / 4)) / 1000
+        # No answer at all for (nearly) the lease time: step down before the database can
+        # give the lease away (the watchdog looks every eighth of an interval).
+        self.give_up_s = max(self.deadline_s, ttl_ms / 1000 - self.interval_s / 4)
+        cluster_db = connect(config.datasource_url(strategy.datasource))
+        self.persistence_db = connect(config.datasource_url(config.model.persistence.datasource))
+        self.lease = Lease(cluster_db, self.group_id, self.node_id, ttl_ms)
+        self.catalog = AppCatalog(cluster_db, self.group_id)
+        self.mirror = CheckpointMirror(self.persistence_db, config.model.persistence.table,
+                                       self.group_id)
+        self.registry = registry
+        self.folder = folder
+        self._set_role = set_role
+        self.epoch: int | None = None
+        self.active = False
+        self._renewed_at = 0.0   # monotonic time the last successful renewal was sent
+        self._took_at = 0.0      # monotonic time this node last took the lease
+        self._batches_logged = 0
+        self._view: LeaseView | None = None
+        self._pulled: dict[str, int] = {}
+        self._in_sync = False
+        self._last_sync_ms: int | None = None
+        self._next_poll = 0.0
+        self._next_retry = 0.0
+        self._transition: Future[None] | None = None  # the registry's last role change
+        self._recovering = False  # took over; recovered_ms not written yet
+        self._awaiting_output = False  # took over; first_output_ms not written yet
+        self._synced: dict[str, str | None] = {}
+        self._bus: Bus | None = None  # the keeper thread's own, opened on first use
+        self._lag_events: int | None = None
+        self._mirrored: dict[str, Positions] = {}  # app -> where its last push resumes
+        self._protected: dict[str, Positions] = {}  # what was committed of it
+        self._history: deque[RoleChange] = deque(maxlen=HISTORY)
+        self._lock = threading.RLock()
+        self._renewal = threading.Condition(self._lock)  # a renewal landed, or a step-down
+        self._apps_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="eddy-ha", daemon=True)
+        self._watchdog = threading.Thread(target=self._watch, name="eddy-ha-watchdog",
+                                          daemon=True)
+        registry.passive = True
+        registry.batch_hook = self._batch_hook
+        registry.undeployed_hook = self._forget
+        registry.output_hook = self._output_seen
+        self._publish_role("starting", f"joining HA group '{self.group_id}'")
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def join(self) -> None:
+        """Joins the group (refused with :class:`~eddy.store.lease.GroupFull` when two
+        other nodes are live) and publishes the apps of the group into the folder."""
+        self.lease.join()
+        self._sync_apps()
+
+    def start(self) -> None:
+        """Starts renewing the lease and following the active."""
+        self._thread.start()
+        self._watchdog.start()
+
+    def stop(self) -> None:
+        """Stops the keeper (the caller then stops the apps and calls :meth:`release`)."""
+        self._stop.set()
+        for thread in (self._thread, self._watchdog):
+            if thread.is_alive():
+                thread.join(timeout=30)
+        if self._bus is not None:
+            self._bus.close()
+            self._bus = None
+
+    def release(self) -> None:
+        """Hands the lease over at once (after the apps stopped), so the passive need not
+        wait out the lease time."""
+        try:
+            self.lease.release()
+            if self.active:
+                log.info("HA: released the lease of group '%s' (epoch %s): stopping",
+                         self.group_id, self.epoch)
+        except SQLAlchemyError as error:
+            log.warning("HA: could not release the lease: %s", error)
+
+    def history(self) -> list[dict[str, Any]]:
+        """The role changes so far, oldest first."""
+        with self._lock:
+            return [asdict(change) for change in self._history]
+
+    def sink_token(self, app: str) -> str:
+        """The app's sink-id token, shared with the other node (an app deployed here a
+        moment ago is published first)."""
+        try:
+            return self.catalog.sink_token(app)
+        except LookupError:
+            self._sync_apps()
+            return self.catalog.sink_token(app)
+
+    # -- the keeper thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                self._beat(started)
+            except Exception:
+                log.exception("HA: the role keeper's round failed")
+            self._stop.wait(max(0.0, self._next_tick_s() - (time.monotonic() - started)))
+
+    def _next_tick_s(self) -> float:
+        """The time to the next round: an interval, or just past the moment the holder's
+        lease expires by the database's clock when that comes sooner (a dead active is
+        replaced up to an interval earlier)."""
+        view = self._view
+        if self.active or view is None or view.mine or view.holder is None:
+            return self.interval_s
+        expires_s = (view.renewed_ms + self.lease.ttl_ms - view.now_ms) / 1000
+        return min(self.interval_s, max(0.0, expires_s) + EXPIRY_MARGIN_S)
+
+    def _beat(self, started: float) -> None:
+        try:
+            view = self.lease.tick()
+        except SQLAlchemyError as error:
+            reason = f"the cluster database is out of reach: {_short(error)}"
+            if self.active and time.monotonic() - self._renewed_at > self.deadline_s:
+                self._step_down(reason)
+            elif not self.active:
+                self._publish_role("passive", reason)
+            return
+        previous, self._view = self._view, view
+        if view.mine:
+            if self.active and view.epoch != self.epoch:  # lost and taken back meanwhile
+                self._step_down(f"the lease came back at epoch {view.epoch}, not {self.epoch}")
+            with self._renewal:
+                late = time.monotonic() - self._renewed_at > self.deadline_s and self.active
+                self._renewed_at = started
+                self._renewal.notify_all()
+            if late:
+                log.info("HA: the late renewal still holds the lease at epoch %s: the apps "
+                         "carry on", view.epoch)
+            if not self.active:
+                self._take_over(view, previous)
+        elif self.active:
+            self._step_down(f"node '{view.holder}' holds the lease now (epoch {view.epoch})")
+        if time.monotonic() >= self._next_poll:
+            self._next_poll = time.monotonic() + self.poll_s
+            self._poll()
+        if self.active:
+            self._publish_role("active", None)
+        else:
+            self._publish_role("passive", f"node '{view.holder}' holds the lease (epoch "
+                                          f"{view.epoch})" if view.holder else None)
+
+    def _watch(self) -> None:
+        """Steps down when the keeper thread itself is stuck (a database that stopped
+        answering mid-statement) for nearly the whole lease time. Past the mere deadline the
+        batches wait in ``before_write`` instead (a late renewal may still hold the lease)."""
+        while not self._stop.wait(self.interval_s / 8):
+            if self.active and time.monotonic() - self._renewed_at > self.give_up_s:
+                self._step_down(f"the lease was not renewed for {self.give_up_s:.1f} s "
+                                f"(the cluster database does not answer)")
+
+    def _poll(self) -> None:
+        try:
+            self._sync_apps()
+            settled = self._transition is None or self._transition.done()
+            if self.active and settled and self._recovering:
+                self._note_takeover(recovered_ms=_now_ms())
+            if not self.active and settled:
+                self._follow()
+            elif self.active and settled and time.monotonic() >= self._next_retry:
+                self._next_retry = time.monotonic() + RETRY_S
+                self._transition = self.registry.retry_failed()
+            if self.active:
+                self._protect_mirror()
+        except SQLAlchemyError as error:
+            log.warning("HA: could not read the group's apps or state: %s", _short(error))
+            self._in_sync = False
+
+    # -- role changes ---------------------------------------------------------------------
+
+    def _note_takeover(self, *, loss_ms: int | None = None, recovered_ms: int | None = None,
+                       first_output_ms: int | None = None) -> None:
+        """Writes the takeover's times that are given into the latest ``active`` entry of
+        the history."""
+        with self._lock:
+            for i in range(len(self._history) - 1, -1, -1):
+                change = self._history[i]
+                if change.status == "active":
+                    self._history[i] = replace(
+                        change, loss_ms=change.loss_ms if loss_ms is None else loss_ms,
+                        recovered_ms=change.recovered_ms if recovered_ms is None
+                        else recovered_ms,
+                        first_output_ms=change.first_output_ms if first_output_ms is None
+                        else first_output_ms)
+                    break
+            if recovered_ms is not None:
+                self._recovering = False
+            if first_output_ms is not None:
+                self._awaiting_output = False
+
+    def _output_seen(self, batch_id: int, events: int) -> None:
+        """A runner appended a batch's outputs: the first with events after a takeover
+        ends the failover as a client of the outputs sees it."""
+        if events and self._awaiting_output and self.active:
+            self._note_takeover(first_output_ms=_now_ms())
+
+    def _take_over(self, view: LeaseView, previous: LeaseView | None = None) -> None:
+        try:
+            raise_fence(self.persistence_db, self.group_id, view.epoch)
+        except (Fenced, SQLAlchemyError) as error:
+            log.warning("HA: holding the lease but cannot fence the persistence database: %s",
+                        _short(error))
+            return
+        export_epoch(Epoch(self.group_id, view.epoch))  # before any query of this epoch
+        with self._lock:
+            self.epoch = view.epoch
+            self.active = True
+            self._took_at = time.monotonic()
+            self._batches_logged = 0
+        reason = f"took the lease of group '{self.group_id}' at epoch {view.epoch}"
+        self._publish_role("active", reason)
+        if previous is not None and previous.holder not in (None, self.node_id):
+            self._note_takeover(loss_ms=previous.renewed_ms)
+            self._recovering = self._awaiting_output = True
+        try:
+            self.lease.report("active", {}, 0)
+        except SQLAlchemyError:
+            pass  # only for `eddy ha status`; the next round reports again
+        self._transition = self.registry.go_active(self._prepare)
+
+    def _step_down(self, reason: str) -> None:
+        with self._renewal:
+            if not self.active:
+                return
+            self.active = False
+            self._pulled.clear()  # our own last batches may not be the group's: re-read all
+            self._renewal.notify_all()  # a batch waiting for a renewal fails now
+        self._transition = self.registry.go_passive(reason)
+        self._publish_role("passive", f"stepped down: {reason}")
+
+    def _publish_role(self, status: str, reason: str | None) -> None:
+        with self._lock:
+            view = self._view
+            last = self._history[-1] if self._history else None
+            if reason is None:
+                reason = last.reason if last is not None and last.status == status else ""
+            changed = last is None or last.status != status or (
+                reason != last.reason and status != "passive")
+            if changed or (last is not None and reason != last.reason):
+                self._history.append(RoleChange(_now_ms(), status, self.epoch or
+                                                (view.epoch if view else None),
+                                                view.holder if view else None, reason))
+                if changed:
+                    log.warning("HA: node '%s' is %s: %s", self.node_id, status, reason)
+            self._set_role(NodeRole(
+                mode="ha", status=status,  # type: ignore[arg-type]
+                cluster_id=self.group_id, node_id=self.node_id,
+                epoch=self.epoch if self.active else (view.epoch if view else None),
+                holder=view.holder if view else None,
+                last_renewal_ms=view.renewed_ms if view else None,
+                in_sync=self.active or self._in_sync, last_sync_ms=self._last_sync_ms,
+                lag_events=0 if self.active else self._lag_events, reason=reason))
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _batch_hook(self, app: str, checkpoint: Path) -> Callable[[int], None]:
+        def before_write(batch_id: int) -> None:
+            epoch = self._await_lease(app, batch_id)
+            self.mirror.push(app, checkpoint, epoch, batch_id)
+            self._mirrored[app] = resume_positions(checkpoint)
+            with self._lock:
+                if self._batches_logged < LOG_FIRST_BATCHES:
+                    self._batches_logged += 1
+                    log.info("HA: app %s: micro-batch %d starts %.1f s after the lease was "
+                             "taken", app, batch_id, time.monotonic() - self._took_at)
+        return before_write
+
+    def _await_lease(self, app: str, batch_id: int) -> int:
+        """The epoch a batch may write under: at once while the lease is fresh; past the
+        deadline, once a late renewal lands (see the module docstring). Raises
+        :class:`NotActive` when this node is (or becomes) passive or no renewal lands within
+        the lease time."""
+        with self._renewal:
+            limit = time.monotonic() + self.give_up_s
+            while self.active and time.monotonic() - self._renewed_at > self.deadline_s \
+                    and time.monotonic() < limit:
+                self._renewal.wait(min(self.interval_s / 4, limit - time.monotonic()))
+            epoch, active = self.epoch, self.active
+            fresh = time.monotonic() - self._renewed_at <= self.deadline_s
+        if not active or epoch is None:
+            raise NotActive(f"app {app}: this node is not the active one of HA group "
+                            f"'{self.group_id}'; batch {batch_id} is not written")
+        if not fresh:
+            raise NotActive(f"app {app}: the lease was not renewed in time; batch "
+                            f"{batch_id} is not written")
+        return epoch
+
+    def _forget(self, app: str) -> None:
+        """An app was undeployed (its query stopped): the active drops its mirrored
+        checkpoint, so it does not stay in ``PERSISTENCE_DB`` (nor come back as the state of
+        an app of the same name deployed later). The passive leaves that to the active."""
+        with self._lock:
+            epoch, active = self.epoch, self.active
+            self._pulled.pop(app, None)
+            self._mirrored.pop(app, None)
+            self._protected.pop(app, None)
+        if not active or epoch is None:
+            return
+        try:
+            self.mirror.drop(app, epoch)
+            log.info("HA: app %s undeployed: its checkpoint is dropped from the database", app)
+        except (Fenced, SQLAlchemyError) as error:
+            log.warning("HA: app %s undeployed, but its checkpoint stays in the database: %s",
+                        app, _short(error))
+
+    def _prepare(self, app: str) -> None:
+        """Shuts the old epochs out of the app's table databases and brings its checkpoint
+        to the mirror's newest (at takeover)."""
+        view = self.registry.get(app)
+        if view.analyzed is not None and self.epoch is not None:
+            for url in app_databases(view.analyzed):
+                raise_fence(connect(url), self.group_id, self.epoch)
+        checkpoint = self.registry.store.checkpoint_dir(app)
+        head = self.mirror.pull(app, checkpoint, self._pulled.get(app, 0))
+        if head is None:
+            if checkpoint.exists():  # a local one is not the group's: resume from the bus
+                shutil.rmtree(checkpoint)
+            log.info("HA: app %s has no checkpoint in the database; it starts from its "
+                     "committed bus positions", app)
+            return
+        self._pulled[app] = head.rev
+        log.info("HA: app %s resumes from micro-batch %d of epoch %d", app, head.batch_id,
+                 head.epoch)
+
+    def _follow(self) -> None:
+        """Passive: pulls every app's newest checkpoint and measures how far the events it
+        would resume from are behind the active's committed bus positions."""
+        in_sync = True
+        behind: int | None = 0
+        for name in self.registry.names():
+            if self.active:
+                return
+            checkpoint = self.registry.store.checkpoint_dir(name)
+            head = self.mirror.pull(name, checkpoint, self._pulled.get(name, 0))
+            if head is not None:
+                self._pulled[name] = head.rev
+            lag = self._lag(name, resume_positions(checkpoint))
+            behind = None if lag is None or behind is None else behind + lag
+        self._in_sync = in_sync
+        self._last_sync_ms = _now_ms()
+        self._lag_events = behind
+        self.lease.report("passive", dict(self._pulled), behind)
+
+    def _lag(self, app: str, positions: Positions) -> int | None:
+        """:func:`~eddy.node.ha_positions.lag_events`, None when the bus is out of reach."""
+        try:
+            self._bus = self._bus or open_bus(self.registry.bus_url)
+            return lag_events(self._bus, app, positions)
+        except Exception as error:  # noqa: BLE001 - the lag is a report, not a decision
+            log.warning("HA: cannot read the committed bus positions of %s: %s", app,
+                        _short(error))
+            return None
+
+    def _protect_mirror(self) -> None:
+        """Active: commits where each app's mirror resumes, so bus retention keeps the
+        events a successor would read (see :mod:`eddy.node.ha_positions`)."""
+        for app, positions in list(self._mirrored.items()):
+            if not positions or self._protected.get(app) == positions:
+                continue
+            try:
+                self._bus = self._bus or open_bus(self.registry.bus_url)
+                protect(self._bus, app, positions)
+                self._protected[app] = positions
+            except Exception as error:  # noqa: BLE001 - retried on the next poll
+                log.warning("HA: cannot protect the mirror of %s from bus retention: %s",
+                            app, _short(error))
+
+    def _sync_apps(self) -> None:
+        """Publishes this node's app changes and applies the other node's."""
+        with self._apps_lock:
+            self._sync_apps_locked()
+
+    def _sync_apps_locked(self) -> None:
+        remote = self.catalog.apps()
+        local = {name: self.folder.read(name) for name in self.folder.names()}
+        for name in sorted(set(local) | set(remote)):
+            text = local.get(name)
+            mine = _digest(text)
+            theirs_app = remote.get(name)
+            theirs = _digest(theirs_app.text) if theirs_app is not None else None
+            if mine == theirs:
+                self._synced[name] = mine
+                continue
+            if name not in self._synced:
+                local_wins = theirs_app is None
+            else:
+                local_wins = mine != self._synced[name]
+            if local_wins:
+                self.catalog.publish(name, text)
+                log.info("HA: app %s %s on this node, published to the group", name,
+                         "deployed" if text is not None else "undeployed")
+                self._synced[name] = mine
+            else:
+                assert theirs_app is not None
+                if theirs_app.text is None:
+                    self.folder.delete(name)
+                else:
+                    self.folder.write(name, theirs_app.text)
+                log.info("HA: app %s %s by the group", name,
+                         "undeployed" if theirs_app.text is None else "deployed")
+                self._synced[name] = theirs
+
+
+def _digest(text: str | None) -> str | None:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _short(error: BaseException) -> str:
+    return str(error).splitlines()[0][:200]

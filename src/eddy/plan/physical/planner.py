@@ -1,0 +1,97 @@
+"""The physical planner: ordered rules (:mod:`.rules`) applied to an execution group.
+
+Each rule looks at the queries no earlier rule has placed and may place some of them (or
+the group's runtime operator); the first rule to place a query wins. The rules, in order:
+Spark SQL for stateless queries, the vectorised window aggregate, followed-by and window
+join for each stateful query that stands alone in its group (:meth:`Planning.standalone`),
+each in its own operator with its own state, and the per-event runtime (or the aggregation
+step) for the rest. The result is deterministic for the same app and :class:`Sources`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from eddy.lang import ast
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.physical.facts import OperatorFacts
+from eddy.plan.physical.model import GroupPhysicalPlan, QueryChoice, Sources
+
+
+@dataclass
+class Planning:
+    """The working state the rules share while planning one group."""
+
+    analyzed: AnalyzedApp
+    sources: Sources
+    facts: OperatorFacts
+    queries: tuple[QueryInfo, ...]
+    chosen: dict[str, QueryChoice] = field(default_factory=dict)
+    runtime: QueryChoice | None = None
+    notes: dict[str, str] = field(default_factory=dict)
+    """Why an earlier rule passed a query over, for the reason of the rule that takes it."""
+
+    @property
+    def pending(self) -> list[QueryInfo]:
+        """The queries no rule has placed yet, in written order."""
+        return [q for q in self.queries if q.id not in self.chosen]
+
+    def choose(self, choice: QueryChoice) -> None:
+        """Places a query; a second placement is a bug in the rules."""
+        assert choice.query not in self.chosen, f"{choice.query} placed twice"
+        self.chosen[choice.query] = choice
+
+    def keeps_global_state(self) -> bool:
+        """Whether the app has tables, named windows or aggregations: state any query may
+        read, which only the runtime holds."""
+        return any(s.kind in ("table", "window", "aggregation")
+                   for s in self.analyzed.streams.values())
+
+    def standalone(self, info: QueryInfo) -> bool:
+        """Whether ``info`` can run in an operator of its own beside the group's others: it
+        reads only the group's input streams (no query of the group produces them) and no
+        other query of the group reads what it inserts.
+
+        Such a query's outputs depend on the group's input rows alone, and each operator
+        sees all of those rows, so running it apart gives the outputs the per-event runtime
+        gives, with the same ``_seq`` and ``_order`` (the order path starts with the
+        query's place in the app); the writer merges the operators' outputs in that order.
+        A query inside a chain stays with the runtime, which feeds one query's outputs to
+        the next within the micro-batch in the reference order."""
+        produced = {q.target for q in self.analyzed.queries if q.target}
+        if any(name in produced or name not in self.sources.streams for name in info.inputs):
+            return False
+        return not any(info.target in q.inputs for q in self.analyzed.queries
+                       if q.id != info.id)
+
+    def aggregation_inputs(self) -> set[str]:
+        """The streams the app's aggregations read (:func:`aggregation_inputs`)."""
+        return aggregation_inputs(self.analyzed)
+
+
+def aggregation_inputs(analyzed: AnalyzedApp) -> set[str]:
+    """The streams that ``define aggregation … from S`` reads (the runtime aggregates them
+    even when no query reads them)."""
+    return {info.definition.input.stream for info in analyzed.streams.values()
+            if isinstance(info.definition, ast.AggregationDefinition)
+            and info.definition.input is not None}
+
+
+def plan_group(analyzed: AnalyzedApp, name: str, sources: Sources, facts: OperatorFacts,
+               queries: Sequence[str] | None = None) -> GroupPhysicalPlan:
+    """The physical plan of the group ``name`` running ``queries`` (default: all the app's).
+
+    Raises ``AssertionError`` when the rules leave a query unplaced (a bug, not an input
+    fault: the last rule takes every remaining query)."""
+    from eddy.plan.physical.rules import RULES
+
+    wanted = None if queries is None else set(queries)
+    planning = Planning(analyzed, sources, facts,
+                        tuple(q for q in analyzed.queries if wanted is None or q.id in wanted))
+    for rule in RULES:
+        rule.apply(planning)
+    assert not planning.pending, f"no rule placed {[q.id for q in planning.pending]}"
+    return GroupPhysicalPlan(name, sources,
+                             tuple(planning.chosen[q.id] for q in planning.queries),
+                             planning.runtime)

@@ -1,0 +1,16 @@
+"""The physical planner's rules, one per module, in the order they are tried."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from eddy.plan.physical.rules import (
+    followed_by,
+    runtime,
+    spark_sql,
+    window_aggregate,
+    window_join,
+)
+
+RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join, runtime)
+"""Each module has ``NAME`` and ``apply(planning)``."""

@@ -1,0 +1,56 @@
+"""Rule 2 — the vectorised window aggregate, one operator per query it takes.
+
+Applies to each query left after rule 1 that stands alone in its group (it reads only the
+group's input streams and no query of the group reads its output:
+:meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
+table, named window or aggregation, and the query is ``from S[f]#window.time(t)`` or
+``#window.timeBatch(t)`` selecting plain attributes, ``avg``, ``sum`` of a double and
+``count()`` (optionally ``group by`` non-double attributes) into a stream, with no
+``having``, ``order by``, ``limit`` or rate limit (:mod:`eddy.engine.window_aggregates`
+builds the kernel and says whether it can).
+
+Exact because the kernel computes the same running sums over the same window contents, in
+input order, with the same group clock, and a standalone query's outputs depend on the
+group's input rows alone (other queries in other operators do not change them). Its state is one key, except a ``time`` window with
+``group by`` and no filter when every row carries its stream's clock: then hash buckets of
+the ``group by`` values, each bucket expiring by the stream's clock, not its own.
+"""
+
+from __future__ import annotations
+
+from eddy.lang import ast
+from eddy.lang.semantic import QueryInfo
+from eddy.plan.physical.model import ONE_KEY, QueryChoice, StateKey
+from eddy.plan.physical.planner import Planning
+
+NAME = "window-aggregate"
+BUCKETS = 16
+"""State keys of a split window: a few per core; fixed, since a checkpoint's state is keyed
+by them."""
+
+
+def apply(planning: Planning) -> None:
+    """Places every standalone query the window aggregate runs, each in its own operator."""
+    if planning.analyzed.partitions or planning.keeps_global_state():
+        return
+    for info in planning.pending:
+        if planning.standalone(info) and planning.facts.window_aggregate(
+                planning.analyzed, info, planning.sources.streams):
+            _place(planning, info)
+
+
+def _place(planning: Planning, info: QueryInfo) -> None:
+    source = info.query.input
+    assert isinstance(source, ast.SingleInputStream)
+    window = source.handlers[-1]
+    assert isinstance(window, ast.Window)
+    group_by = info.query.selector.group_by
+    split = (window.name == "time" and bool(group_by) and len(source.handlers) == 1
+             and planning.sources.clock)
+    key = StateKey("buckets", tuple((source.stream, v.attribute) for v in group_by),
+                   BUCKETS) if split else ONE_KEY
+    why = f"it aggregates a #window.{window.name} of {source.stream}"
+    if not split:
+        why += (" (one key: without each row's stream clock a bucket's own clock would "
+                "expire late)" if window.name == "time" and group_by else "")
+    planning.choose(QueryChoice(info.id, "window-aggregate", key, NAME, why))

@@ -1,0 +1,155 @@
+"""A group of several stateful queries runs each in its own operator, and its outputs are
+the per-event runtime's, value for value and in the reference order.
+
+Random events (few rooms, so windows and patterns meet; time steps that sometimes jump
+past a window or ``within``) cut into random micro-batches go through the real plan on
+Spark (``compile_group`` over the replay source, one micro-batch per cut) and through one
+per-event runtime of the whole app; the two output sequences must be equal. The plans are
+checked too, so that the test fails if the planner falls back to one runtime for the group.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from eddy.engine.group_query import compile_group
+from eddy.engine.layout import decode_data, encode_rows, input_layout
+from eddy.engine.operator import run_batch
+from eddy.engine.operator_facts import physical_plan
+from eddy.engine.replay import source_schema
+from eddy.engine.runtime.group import build_runtime
+from eddy.engine.runtime.model import InputEvent, sort_outputs
+from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
+from eddy.lang import check
+
+pytest.importorskip("pyspark")
+
+TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"
+APPS = {
+    "two-windows": (TEMP + """
+@info(name = 'avg-time') from TempStream#window.time(1 sec)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
+@info(name = 'max-length') from TempStream#window.length(4)
+select roomNo, max(temp) as maxTemp group by roomNo insert into MaxStream;
+""", {"avg-time": "window-aggregate", "max-length": "runtime"}),
+    "seed": ("@app:playback\n" + TEMP + """
+@info(name = 'query-1') from TempStream#window.time(2 sec)
+select avg(temp) as avgTemp, roomNo, deviceID insert all events into AvgTempStream;
+@info(name = 'query-2')
+from every( e1=TempStream ) -> e2=TempStream[e1.roomNo == roomNo and (e1.temp + 5) <= temp]
+within 3 sec
+select e1.roomNo, e1.temp as initialTemp, e2.temp as finalTemp insert into AlertStream;
+@info(name = 'query-3') from TempStream[(roomNo >= 1 and roomNo < 3) and temp > 40]
+select roomNo, temp insert into HighTempStream;
+""", {"query-1": "runtime", "query-2": "followed-by", "query-3": "spark-sql"}),
+    # Two vectorised windows and a runtime query whose filter runs in the JVM; the runtime's
+    # clock is moved by the rows that fail it and by OtherStream's, which only a Spark SQL
+    # query reads (both reach the runtime as heartbeats).
+    "clock": ("@app:playback\n" + TEMP + """
+define stream OtherStream (roomNo int);
+@info(name = 'batch') from TempStream#window.timeBatch(1 sec)
+select roomNo, count() as n group by roomNo insert into BatchStream;
+@info(name = 'avg') from TempStream[temp > 20]#window.time(1 sec)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
+@info(name = 'expiring') from TempStream[temp > 25]#window.time(1 sec)
+select roomNo, sum(temp) as total insert all events into TotalStream;
+@info(name = 'other') from OtherStream[roomNo > 0] select roomNo insert into OtherOut;
+""", {"batch": "window-aggregate", "avg": "window-aggregate", "expiring": "runtime",
+      "other": "spark-sql"}),
+}
+
+Event = tuple[int, int, str, tuple[Any, ...]]
+
+
+@st.composite
+def inputs(draw: st.DrawFn, two_streams: bool) -> tuple[list[Event], list[int]]:
+    """Events in time order (steps of 0–1.5 s) and the sizes of the micro-batches."""
+    count = draw(st.integers(1, 40))
+    events: list[Event] = []
+    ts = 1_000
+    for seq in range(count):
+        ts += draw(st.sampled_from([0, 100, 400, 700, 1_500]))
+        room = draw(st.integers(0, 3))
+        if two_streams and draw(st.integers(0, 4)) == 0:
+            events.append((seq, ts, "OtherStream", (room,)))
+            continue
+        temp = float(draw(st.sampled_from([10.0, 21.5, 30.0, 36.0, 41.0, 47.5])))
+        events.append((seq, ts, "TempStream", (seq * 7 % 5, room, temp)))
+    cuts = draw(st.lists(st.integers(1, 12), max_size=3))
+    return events, cuts
+
+
+Output = tuple[int, str, str, int, bool, list[Any]]
+
+
+def by_runtime(app: str, events: list[Event]) -> list[Output]:
+    """The per-event runtime of the whole app, as the reference orders its outputs."""
+    analyzed = check(app)
+    outputs = sort_outputs(run_batch(build_runtime(analyzed),
+                                     [InputEvent(*event) for event in events]))
+    data = encode_rows([o.data for o in outputs])
+    return [(o.seq, o.query, o.target or "", o.ts, bool(o.expired), decode_data(d))
+            for o, d in zip(outputs, data)]
+
+
+def by_spark(spark: Any, app: str, events: list[Event], cuts: list[int]) -> list[Output]:
+    """The group's plan on Spark, one micro-batch per cut (then one for the rest)."""
+    analyzed = check(app)
+    layout = input_layout(analyzed)
+    register_sources(spark)
+    rows: list[Any] = []
+    with tempfile.TemporaryDirectory(prefix="eddy-multi-") as work:
+        spool = Path(work) / "spool"
+        spool.mkdir()
+        chunks, start = [], 0
+        for size in [*cuts, len(events)]:
+            if start < len(events):
+                chunks.append(events[start:start + size])
+                start += size
+        append_chunk(spool, layout.to_arrow(chunks[0]))
+        source = (spark.readStream.format(FORMAT).schema(source_schema(layout))
+                  .option("path", str(spool)).load())
+        query = (compile_group(app, source, layout).writeStream
+                 .foreachBatch(lambda frame, _: rows.extend(frame.collect()))
+                 .option("checkpointLocation", str(Path(work) / "checkpoint")).start())
+        try:
+            query.processAllAvailable()
+            for chunk in chunks[1:]:
+                append_chunk(spool, layout.to_arrow(chunk))
+                query.processAllAvailable()
+        finally:
+            query.stop()
+    rows.sort(key=lambda r: (r["_seq"], list(r["_order"])))
+    return [(r["_seq"], r["_query"], r["_target"] or "", r["_ts"], bool(r["_expired"]),
+             decode_data(r["_data"])) for r in rows]
+
+
+@pytest.mark.parametrize("name", sorted(APPS))
+def test_each_stateful_query_gets_its_operator(name: str) -> None:
+    app, expected = APPS[name]
+    analyzed = check(app)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert {c.query: c.operator for c in plan.queries} == expected
+    assert plan.runtime is not None
+    assert plan.ids("runtime") == tuple(q for q, op in expected.items() if op == "runtime")
+
+
+@pytest.mark.parametrize("name", sorted(APPS))
+def test_group_equals_the_runtime(name: str, spark: Any) -> None:
+    app, _ = APPS[name]
+
+    @settings(max_examples=4, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                     HealthCheck.too_slow])
+    @given(inputs(two_streams=name == "clock"))
+    def check_example(example: tuple[list[Event], list[int]]) -> None:
+        events, cuts = example
+        assert by_spark(spark, app, events, cuts) == by_runtime(app, events)
+
+    check_example()
