@@ -277,18 +277,26 @@ class StreamLogs:
 
     async def open_cursor(self, log: PartitionLog, from_stream_seq: int, *,
                           headers_only: bool = False) -> Cursor:
-        """A pull consumer delivering the subject from ``from_stream_seq`` on."""
-        name = f"eddy_{uuid.uuid4().hex}"
-        config = ConsumerConfig(
-            name=name, filter_subject=log.subject, deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-            opt_start_seq=max(from_stream_seq, 1), ack_policy=AckPolicy.NONE,
-            headers_only=headers_only, inactive_threshold=60.0, mem_storage=True,
-            num_replicas=1)
-        # Creating the same named consumer again is a no-op, so a lost answer is retried.
-        await retrying(lambda: self.js.add_consumer(self.stream, config),
-                       f"{log.subject}: a reader's consumer", self.failover)
-        subscription = await self.js.pull_subscribe_bind(consumer=name, stream=self.stream)
-        return Cursor(subscription, name)
+        """A pull consumer delivering the subject from ``from_stream_seq`` on.
+
+        Each attempt names a new consumer: right after a server dies, the meta leader may
+        still place a consumer on it, and asking for that same name again would wait on the
+        dead server until the budget ends. An abandoned attempt's consumer expires on its
+        own (``inactive_threshold``)."""
+        names: list[str] = []
+
+        async def create() -> None:
+            names.append(f"eddy_{uuid.uuid4().hex}")
+            await self.js.add_consumer(self.stream, ConsumerConfig(
+                name=names[-1], filter_subject=log.subject,
+                deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+                opt_start_seq=max(from_stream_seq, 1), ack_policy=AckPolicy.NONE,
+                headers_only=headers_only, inactive_threshold=60.0, mem_storage=True,
+                num_replicas=1))
+
+        await retrying(create, f"{log.subject}: a reader's consumer", self.failover)
+        subscription = await self.js.pull_subscribe_bind(consumer=names[-1], stream=self.stream)
+        return Cursor(subscription, names[-1])
 
     async def fetch(self, log: PartitionLog, cursor: Cursor, count: int) -> list[Message]:
         """Up to ``count`` next messages of the cursor; fewer when the subject ends, none

@@ -36,6 +36,7 @@ TRANSIENT: tuple[type[BaseException], ...] = (
 )
 _FIRST_PAUSE_S = 0.05
 _MAX_PAUSE_S = 1.0
+_QUIET_S = 10.0  # a leader election takes a few seconds; longer is logged as a warning
 
 
 def is_transient(error: BaseException) -> bool:
@@ -46,7 +47,8 @@ def is_transient(error: BaseException) -> bool:
 async def retrying(request: Callable[[], Awaitable[T]], what: str, budget_s: float) -> T:
     """``await request()``, repeated after transient failures for up to ``budget_s``."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + budget_s
+    started = loop.time()
+    deadline = started + budget_s
     pause = _FIRST_PAUSE_S
     while True:
         try:
@@ -55,6 +57,8 @@ async def retrying(request: Callable[[], Awaitable[T]], what: str, budget_s: flo
             if loop.time() + pause > deadline:
                 raise BusError(f"{what}: NATS did not answer within the fail-over budget "
                                f"of {budget_s:g} s: {error!r}") from error
-            log.info("%s: %r; retrying in %.2f s", what, error, pause)
+            # Past a normal election the retries are worth seeing in a node's log.
+            level = logging.WARNING if loop.time() - started > _QUIET_S else logging.INFO
+            log.log(level, "%s: %r; retrying in %.2f s", what, error, pause)
             await asyncio.sleep(pause)
             pause = min(pause * 2, _MAX_PAUSE_S)
