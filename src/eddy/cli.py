@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eddy.lang import check
 from eddy.lang.errors import SiddhiAppError
 
 if TYPE_CHECKING:
@@ -43,12 +42,12 @@ def _report(error: SiddhiAppError) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Checks every file; one ``file:line:col: error: …`` block per fault on stderr."""
-    from eddy.plan import build_plan
+    from eddy.engine.app_check import check_app
 
     failed = 0
     for path in args.apps:
         try:
-            build_plan(check(_read_app(path), path))
+            check_app(_read_app(path), path)
         except SiddhiAppError as error:
             failed += 1
             _report(error)
@@ -62,19 +61,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from eddy.plan import build_plan
+    from eddy.engine.app_check import check_app
     from eddy.plan.children import split_app
     from eddy.plan.explain import explain_json, explain_text
 
     try:
         text = _read_app(args.app)
-        analyzed = check(text, args.app)
-        plan = build_plan(analyzed)
+        analyzed, plan = check_app(text, args.app)
         children = split_app(text, args.app) if plan.distributed else None
+        physical = _physical_plan(analyzed, plan)
     except SiddhiAppError as error:
         _report(error)
         return 1
-    physical = _physical_plan(analyzed, plan)
     if args.json:
         print(json.dumps(explain_json(analyzed, plan, physical, children), indent=2))
     else:

@@ -82,7 +82,15 @@ def test_a_faulty_app_is_400_with_line_and_column(worker: WorkerProcess) -> None
         assert syntax.json()["line"] == 2 and syntax.json()["kind"] == "syntax"
         binary = client.post("/siddhi-apps", content=b"\xff\xfe")
         assert binary.status_code == 400
+        # Valid SiddhiQL that no eddy operator runs yet: refused at deploy, not in Spark.
+        nested = client.post("/siddhi-apps", content="@App:name('Nested')\n"
+                             "define stream S (a int);\n"
+                             "from (from S select a return) select a insert into O;\n")
+        assert nested.status_code == 400
+        assert (nested.json()["line"], nested.json()["column"]) == (3, 5)
+        assert "cannot run in eddy" in nested.json()["message"]
     assert not (worker.siddhi_files / "Faulty.siddhi").exists()
+    assert not (worker.siddhi_files / "Nested.siddhi").exists()
 
 
 def test_a_duplicate_is_409_and_put_replaces(worker: WorkerProcess) -> None:

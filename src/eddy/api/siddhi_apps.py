@@ -18,7 +18,8 @@ from fastapi.responses import JSONResponse, Response
 from eddy.api import bodies
 from eddy.api.bodies import R401, R404, R500
 from eddy.api.elements import app_elements
-from eddy.lang import SiddhiAppError, check
+from eddy.engine.app_check import check_app
+from eddy.lang import SiddhiAppError
 from eddy.node.deployment import BadAppName, check_name
 from eddy.node.persistence import RevisionNotFound
 from eddy.node.registry import AppNotFound, AppNotRunning, StateMismatch
@@ -45,10 +46,7 @@ def one_line_hint(text: str) -> str | None:
 def validated_name(text: str) -> str | JSONResponse:
     """The app's name when the app is valid, else the 400 response to send."""
     try:
-        analyzed = check(text)
-        from eddy.plan import build_plan
-
-        build_plan(analyzed)
+        analyzed, _ = check_app(text)
     except SiddhiAppError as error:
         return bodies.validation_error(error, one_line_hint(text))
     name = analyzed.app.name

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 
+from eddy.engine.app_check import check_app
 from eddy.engine.followed_by import followed_by_part, plan_followed_by
 from eddy.engine.fused_operator import run_fused
 from eddy.engine.layout import STORE_STREAM, TICK_STREAM, InputLayout
@@ -38,7 +39,6 @@ from eddy.engine.runtime.aggregation.batch_step import aggregation_split, make_a
 from eddy.engine.runtime_input import runtime_rows, state_key
 from eddy.engine.window_aggregates import plan_window_aggregate, window_aggregate_part
 from eddy.engine.window_join import plan_window_join, window_join_part
-from eddy.lang import check
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
 from eddy.plan.physical.planner import aggregation_inputs
 from eddy.store.aggregation_settings import worker_environment
@@ -54,7 +54,7 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     streaming query runs natively; False also promises that no on-demand query comes, which
     lets an aggregation-only group run split by group (the planner's rule 5.1).
     """
-    analyzed = check(app_text)
+    analyzed, _ = check_app(app_text)
     build_tables(analyzed)  # a bad @store is an app error here, not in a Spark task
     # Shard id and datasources reach the Python workers that run aggregations (checked here,
     # in the driver, so a missing shardId fails the deployment, not a micro-batch).

@@ -23,12 +23,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 from rich.console import Console
 
+from eddy.engine.app_check import check_app
 from eddy.engine.commands import log_line
 from eddy.engine.group_query import compile_group
 from eddy.engine.layout import InputLayout, decode_data, input_layout
 from eddy.engine.session import get_spark
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
-from eddy.lang import check
 from eddy.lang.ast import find_annotation
 
 
@@ -134,7 +134,7 @@ def run_app(app_text: str, filename: str, input_path: str, *, follow: bool = Fal
     Outputs go to ``out``, by default the ``sys.stdout`` of the moment of the call (not of
     the import: a caller that redirects stdout must get the lines)."""
     out = sys.stdout if out is None else out
-    analyzed = check(app_text, filename)
+    analyzed, _ = check_app(app_text, filename)
     layout = input_layout(analyzed)
     playback = find_annotation(analyzed.app.annotations, "app:playback") is not None
     err = Console(stderr=True)
@@ -250,7 +250,7 @@ def run_connected(app_text: str, filename: str, *, data_dir: Path | None = None,
     from eddy.io.sinks.log_sink import LOGGER
 
     err = sys.stderr if err is None else err
-    analyzed = check(app_text, filename)
+    analyzed, _ = check_app(app_text, filename)
     data = data_dir if data_dir is not None else Path("eddy-data") / "run" / analyzed.name
     data.mkdir(parents=True, exist_ok=True)
     url = app_bus_url(bus_url, data, analyzed.name)

@@ -17,12 +17,13 @@ from typing import Any
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import StructType
 
+from eddy.engine.app_check import check_app
 from eddy.engine.group_query import compile_group
 from eddy.engine.layout import STORE_STREAM, InputLayout, decode_data, input_layout
 from eddy.engine.operator import STORE_FAILED
 from eddy.engine.session import get_spark
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
-from eddy.lang import AnalyzedApp, check
+from eddy.lang import AnalyzedApp
 from eddy.lang.variables import substitute
 
 Event = dict[str, Any]
@@ -74,7 +75,7 @@ def replay(app_text: str, inputs: Sequence[Mapping[str, Any]], *, batch_size: in
     for inputs that do not fit it.
     """
     app_text = substitute(app_text)  # ${NAME} variables, from the environment
-    analyzed = check(app_text)
+    analyzed, _ = check_app(app_text)
     layout = input_layout(analyzed)
     events = _events(inputs, layout)
     spark = spark or get_spark()

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from eddy.lang import AnalyzedApp, SiddhiAppError, check
+from eddy.engine.app_check import check_app
+from eddy.lang import AnalyzedApp, SiddhiAppError
 from eddy.lang.variables import substitute
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.persistence import RevisionStore
@@ -308,10 +309,7 @@ class AppRegistry:
         self._publish(AppView(name, text, "inactive", _now_ms(), note="deploying"))
         try:
             filename = self.folder.file(name).name
-            analyzed = check(substitute(text, filename), filename)
-            from eddy.plan import build_plan
-
-            build_plan(analyzed)
+            analyzed, _ = check_app(substitute(text, filename), filename)
         except SiddhiAppError as error:
             log.error("app %s is faulty:\n%s", name, error.render())
             self._publish(AppView(name, text, "faulty", _now_ms(), error=error.to_dict()))

@@ -50,7 +50,7 @@ from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.inputs import source_of
 from eddy.lang.scope import Scope
-from eddy.lang.semantic import PartitionInfo
+from eddy.lang.semantic import AnalyzedApp, PartitionInfo
 
 if TYPE_CHECKING:
     from eddy.engine.runtime.group import Runtime
@@ -81,6 +81,16 @@ def member_windows(member: Member) -> list[Window]:
         return list(windows())
     window = getattr(member, "window", None)
     return [window] if isinstance(window, Window) else []
+
+
+def partition_input_problem(analyzed: AnalyzedApp, inputs: tuple[str, ...]) -> str | None:
+    """Why a query inside a partition cannot read ``inputs`` here, or None: it may read
+    streams, tables and named windows, not aggregations."""
+    for name in inputs:
+        info = analyzed.streams.get(name)
+        if info is not None and info.kind not in ("stream", "table", "window"):
+            return f"a partition reading {info.kind} '{name}' is not supported by this runtime yet"
+    return None
 
 
 class PartitionRuntime:
@@ -123,11 +133,9 @@ class PartitionRuntime:
 
     # -- building ----------------------------------------------------------------------------
     def _check_inputs(self, query_id: str, inputs: tuple[str, ...]) -> None:
-        for name in inputs:
-            info = self.runtime.analyzed.streams.get(name)
-            if info is not None and info.kind not in ("stream", "table", "window"):
-                raise UnsupportedQuery(query_id, f"a partition reading {info.kind} '{name}' "
-                                       "is not supported by this runtime yet")
+        problem = partition_input_problem(self.runtime.analyzed, inputs)
+        if problem is not None:
+            raise UnsupportedQuery(query_id, problem)
 
     def _junction(self, name: str) -> Junction:
         """The partition's own junction of stream ``name`` (inner ``#X`` streams included)."""
