@@ -1,5 +1,7 @@
-"""``DELETE /childApps/{child}/state?version=<content hash>`` (eddy): a distributed worker
-deletes a retired child app's state from the persistence database.
+"""``DELETE /childApps/{child}/state?version=<content hash>[&positions=false]`` (eddy): a
+distributed worker deletes a retired child app's state from the persistence database, and
+the bus position that protected it from retention unless ``positions=false`` (a child of
+that name lives on in another version of its parent: the position is its).
 
 The manager calls it on any live worker once a parent app is deleted or replaced, for each
 child that no longer exists (:meth:`eddy.node.child_state.ChildState.forget`): the worker
@@ -28,13 +30,13 @@ def router(worker: Worker) -> APIRouter:
     @api.delete("/childApps/{child}/state", response_model=bodies.ApiResponse,
                 responses=R500,
                 summary="Delete a retired child app's state from the persistence database")
-    def forget(child: str, version: str) -> Any:
+    def forget(child: str, version: str, positions: bool = True) -> Any:
         state = worker.child_state
         if state is None:
             return bodies.success(f"nothing to delete: worker {worker.config.node_id} keeps "
                                   f"no child app state in a database")
         try:
-            had = state.forget(child, version)
+            had = state.forget(child, version, positions)
         except (SQLAlchemyError, Fenced) as error:
             return bodies.server_error(f"cannot delete the state of {child}: "
                                        f"{str(error).splitlines()[0]}")

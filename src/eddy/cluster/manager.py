@@ -478,9 +478,10 @@ class Manager:
             return
         epoch = self._epoch()
         row = workers[min(workers)]
+        current = {c.name for c in self.state.children()}  # a changed parent's, same name
         for child, version in retired:
             try:
-                self.client.forget_state(row, child, version)
+                self.client.forget_state(row, child, version, positions=child not in current)
             except DeployError as error:
                 log.warning("%s (asked again in the next round)", error)
                 return

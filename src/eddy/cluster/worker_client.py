@@ -91,13 +91,16 @@ class WorkerClient:
             raise DeployError(f"worker {worker.node_id} did not undeploy {name}: "
                               f"{response.status_code} {response.text[:300]}")
 
-    def forget_state(self, worker: WorkerRow, name: str, version: str) -> None:
+    def forget_state(self, worker: WorkerRow, name: str, version: str,
+                     positions: bool = True) -> None:
         """Has ``worker`` delete the state of retired child ``name`` (content hash
-        ``version``) from the persistence database all workers share."""
+        ``version``) from the persistence database all workers share, and with
+        ``positions`` its bus consumer positions."""
         try:
             with self._client(worker) as client:
                 response = client.delete(f"/childApps/{name}/state",
-                                         params={"version": version})
+                                         params={"version": version,
+                                                 "positions": str(positions).lower()})
         except httpx.HTTPError as error:
             raise DeployError(f"cannot reach worker {worker.node_id} to delete the state of "
                               f"{name}: {error}") from None

@@ -31,7 +31,8 @@ worker it leaves.
 * **Retiring a child** (its parent was deleted or replaced by another text):
   :meth:`ChildState.forget`, which the manager asks of any live worker (the one that ran
   the child may be dead; all share the database): claim the child's next epoch — a worker
-  still running it can push nothing more — delete its mirror rows and then its fence row.
+  still running it can push nothing more — delete its mirror rows, then its fence row and
+  the bus position that protected the mirror.
   A push finding no fence row is refused (:func:`~eddy.store.fence.check_fence` with
   ``create=False``), so a paused worker that resumes cannot bring the rows back, and the
   fence of a child deployed again starts above every epoch of its earlier life.
@@ -49,8 +50,6 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from eddy.bus import Bus, open_bus
-from eddy.io.app_connectors import query_consumer
-from eddy.io.lag import progress_consumer
 from eddy.node.ha_positions import Positions, mirror_consumer, protect, resume_positions
 from eddy.node.registry import AppRegistry
 from eddy.store.fence import Fenced, claim_epoch, retire_fence
@@ -97,9 +96,13 @@ class ChildState:
         log.info("child app %s: %s", app, note)
         return note
 
-    def forget(self, app: str, version: str) -> bool:
+    def forget(self, app: str, version: str, positions: bool = True) -> bool:
         """Deletes the state of child ``app`` whose text has content hash ``version`` (the
-        manager's SHA-256 hex) and its fence row; True when it had state."""
+        manager's SHA-256 hex) and its fence row, and with ``positions`` the bus position
+        that protected that state from retention (not when a child of that name lives on
+        in another version: the position is its). The child query's own position stays,
+        as when an app is undeployed on one node: an app deployed again under that name
+        goes on from it. True when it had state."""
         key = key_of(app, version)
         group = self.mirror.fence_group(key)
         epoch = claim_epoch(self.engine, group)  # whoever still runs it writes no more
@@ -109,11 +112,10 @@ class ChildState:
         with self._lock:
             if self._keys.get(app) == key:
                 del self._keys[app], self._epochs[app]
-            self._protected.pop(app, None)
-        consumer = query_consumer(app)  # nothing may keep retention off its topics any more
-        bus = self._open_bus()
-        for name in (consumer, progress_consumer(consumer), mirror_consumer(app)):
-            bus.remove_consumer(name)
+        if positions:
+            with self._lock:
+                self._protected.pop(app, None)
+            self._open_bus().remove_consumer(mirror_consumer(app))
         log.info("child app %s: state %s (its parent was deleted or changed)", app,
                  "deleted from the persistence database" if had else "was never persisted")
         return had
