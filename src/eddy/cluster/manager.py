@@ -12,9 +12,10 @@ a leader calls a worker's API only once that worker heartbeated to it.
 
 **The leader.** On taking the lease it raises the fence in the manager database to its
 epoch (a paused old leader can write nothing after that), loads the workers, waits until
-each has heartbeated (bringing its credentials) or is lost, and *reconciles*: it lists every worker's apps and makes them match the desired placement —
-a missing or changed child (content hash) is deployed, a child a worker runs but should
-not (an orphan of a leader that died mid-change) is undeployed. Then, every
+each has heartbeated (bringing its credentials) or is lost, and *reconciles*: it lists
+every worker's apps and makes them match the desired placement — a missing or changed
+child (content hash) is deployed, a child a worker runs but should not (an orphan of a
+leader that died mid-change) is undeployed. Then, every
 ``deployment.config.heartbeatInterval``, a round:
 
 * a worker silent for ``heartbeatInterval × heartbeatMaxRetry`` is lost: its children are
@@ -477,16 +478,18 @@ class Manager:
         if not retired or not workers:
             return
         epoch = self._epoch()
-        row = workers[min(workers)]
         current = {c.name for c in self.state.children()}  # a changed parent's, same name
         for child, version in retired:
-            try:
-                self.client.forget_state(row, child, version, positions=child not in current)
-            except DeployError as error:
-                log.warning("%s (asked again in the next round)", error)
-                return
-            self.state.state_deleted(epoch, child, version)
-            log.info("the state of retired child %s deleted by %s", child, row.node_id)
+            for node in sorted(workers):  # the next one when a worker cannot do it
+                try:
+                    self.client.forget_state(workers[node], child, version,
+                                             positions=child not in current)
+                except DeployError as error:
+                    log.warning("%s (another worker or the next round tries again)", error)
+                    continue
+                self.state.state_deleted(epoch, child, version)
+                log.info("the state of retired child %s deleted by %s", child, node)
+                break
 
     def _reconcile(self) -> None:
         """Makes every live worker run exactly the children placed on it, each with its
