@@ -50,6 +50,7 @@ from eddy.engine.group_runner import output_events
 from eddy.engine.runtime.group import build_runtime
 from eddy.engine.runtime.model import InputEvent
 from eddy.lang import check
+from eddy.node.ha_positions import mirror_consumer
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
 from eddy.store.fence import FENCES
 from eddy.store.manager_state import WORKERS
@@ -306,6 +307,16 @@ def _child_state_rows(database: str, app: str) -> dict[str, int]:
     return found
 
 
+def _mirror_positions(bus_url: str, app: str, child: str) -> list[int]:
+    """The positions protecting ``child``'s mirrored checkpoint from bus retention on the
+    parent's input topic (:func:`eddy.node.ha_positions.mirror_consumer`)."""
+    topic = f"{app}.TempStream"
+    with open_bus(bus_url) as bus:
+        found = [bus.committed(mirror_consumer(child), topic, p)
+                 for p in range(len(bus.end_offsets(topic)))]
+    return [p for p in found if p is not None]
+
+
 def _stored_passwords(cluster: Cluster) -> dict[str, str | None]:
     """The password column of every worker row the managers keep (never filled)."""
     with _engine(cluster.database).connect() as conn:
@@ -417,6 +428,10 @@ def test_managers_place_move_and_undeploy_child_apps(cluster: Cluster) -> None:
     settled = time.monotonic()
     _wait_exact(cluster.bus, app, EVENTS, SPARK_START_S)
     print(f"all {EVENTS} outputs exact {time.monotonic() - settled:.1f} s after the moves")
+    # Bus retention keeps what each moved child's mirror resumes from: a position under
+    # the child's own name, whichever worker runs it.
+    groups = [f"{app}-group-1-1", f"{app}-group-2-1", f"{app}-group-2-2"]
+    assert all(_mirror_positions(cluster.bus, app, child) for child in groups)
 
     # 4. The leader manager dies: the other leads within 5 s and undeploys the app.
     old = cluster.leader()
@@ -445,6 +460,7 @@ def test_managers_place_move_and_undeploy_child_apps(cluster: Cluster) -> None:
     wait_for(lambda: _child_state_rows(cluster.database, app) ==
              {"_CHILD_FILES": 0, "_CHILD_HEAD": 0, "fence": 0}, MOVE_S,
              "the children's state and fence rows to be deleted")
+    assert not any(_mirror_positions(cluster.bus, app, child) for child in groups)
     stored = _stored_passwords(cluster)  # as rewritten under the new leader
     assert stored and set(stored.values()) == {None}, stored
 

@@ -135,6 +135,7 @@ class Manager:
         self._renewed_at = 0.0
         self._workers: dict[str, LiveWorker] = {}
         self._workers_lock = threading.Lock()  # heartbeats never wait for a round
+        self._heard = threading.Condition(self._workers_lock)  # notified on each heartbeat
         self._takeover = False
         self._rounds = 0
         self._reconcile_soon = False
@@ -302,6 +303,7 @@ class Manager:
         with self._workers_lock:
             known = self._workers.get(node_id)
             self._workers[node_id] = LiveWorker(row, time.monotonic())
+            self._heard.notify_all()
         if known is None or known.row != row:
             self.state.save_worker(epoch, row)
         if known is None:
@@ -401,6 +403,20 @@ class Manager:
         with self._workers_lock:
             return {n: w.row for n, w in self._workers.items() if w.callable}
 
+    def _await_callable(self, nodes: set[str]) -> None:
+        """Waits until each of ``nodes`` that is live has heartbeated to this leader (just
+        after a takeover it has no credentials for them), at most one detection time:
+        then it is lost anyway. Heartbeats take no round lock, so they come meanwhile."""
+        deadline = time.monotonic() + self.worker_timeout_s
+        with self._heard:
+            while True:
+                waiting = [n for n in nodes
+                           if n in self._workers and not self._workers[n].callable]
+                left = deadline - time.monotonic()
+                if not waiting or left <= 0:
+                    return
+                self._heard.wait(left)
+
     def _all_callable(self) -> bool:
         with self._workers_lock:
             return all(w.callable for w in self._workers.values())
@@ -461,8 +477,10 @@ class Manager:
         self.state.set_status(epoch, parent, "waiting", reason)
 
     def _undeploy_parent(self, parent: str) -> None:
+        children = self.state.children(parent)
+        self._await_callable({c.node_id for c in children if c.node_id is not None})
         live = self._callable_rows()  # on the others the reconciliation undeploys it
-        for child in self.state.children(parent):
+        for child in children:
             if child.node_id in live:
                 try:
                     self.client.undeploy(live[child.node_id], child.name)

@@ -84,6 +84,7 @@ class ChildState:
         epoch = claim_epoch(self.engine, self.mirror.fence_group(key))
         with self._lock:
             self._keys[app], self._epochs[app] = key, epoch
+            self._protected.pop(app, None)  # another worker may have moved it since
         checkpoint = self.registry.store.checkpoint_dir(app)
         if checkpoint.exists():  # this worker's own, older than the mirror or not the app's
             shutil.rmtree(checkpoint)
