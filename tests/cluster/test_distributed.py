@@ -386,6 +386,7 @@ def test_managers_place_move_and_undeploy_child_apps(cluster: Cluster) -> None:
     (first, count), kill_phase, stop_phase = PHASES
     sent = time.monotonic()
     _send(source_port, first, count)
+    print(f"{count} events accepted in {time.monotonic() - sent:.1f} s")
     _wait_exact(cluster.bus, app, count)
     print(f"{count} events sent and their outputs exact in {time.monotonic() - sent:.1f} s")
 
