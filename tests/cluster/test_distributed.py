@@ -7,17 +7,19 @@ and three distributed ``eddy worker`` processes (one receiver node), followed as
    and says why: none of its children is deployed. Once the receiver joins, all of them are
    placed at once — the receiver child on the receiver worker, the two instances of
    group-2 on different workers — and every worker runs exactly the children placed on it.
-   Events sent to the receiver's HTTP source come out of the children on the parent's bus
-   topics exactly as from a single-node run of the parent app (the per-event runtime over
-   the same input events).
-2. SIGKILL a resource worker with events in flight: within the heartbeat timeout its
-   children run on the other.
+   40,000 events sent to the receiver's HTTP source (2,500 per request, each request with
+   an ``Idempotency-Key``) come out of the children on the parent's bus topics exactly as
+   from a single-node run of the parent app (the per-event runtime over the same input
+   events).
+2. SIGKILL a resource worker with events in flight (a third of the next 30,000 sent, the
+   rest still being sent): within the heartbeat timeout its children run on the other.
 3. The killed worker comes back; SIGSTOP the other past ``leaderRetryInterval`` with
-   events in flight: its children move to the returning worker, and once continued it has
-   dropped its apps and says why (``GET /ha``). The workers share no disk: each moved
-   child continues from its checkpoint in the persistence database
-   (``DBPersistenceStore``, :mod:`eddy.node.child_state`), and the outputs of all 900
-   events still equal a single-node run — none lost, none twice.
+   events in flight (the last 30,000, sent the same way): its children move to the
+   returning worker, and once continued it has dropped its apps and says why
+   (``GET /ha``). The workers share no disk: each moved child continues from its
+   checkpoint in the persistence database (``DBPersistenceStore``,
+   :mod:`eddy.node.child_state`), and the outputs of all 100,000 events still equal a
+   single-node run — none lost, none twice.
 4. SIGKILL the leader manager: the other leads within 5 s, still lists the app and its
    children, and undeploys it cleanly from every worker.
 """
@@ -28,6 +30,7 @@ import os
 import re
 import signal
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,16 +39,21 @@ from typing import Any
 
 import httpx
 import pytest
-from cluster_nodes import (DIST_SEED_APP, LEADER_RETRY_MS, NATS_URL, ClusterNode, manager,
-                           unique, worker)
+from cluster_nodes import (DATABASES as JDBC, DIST_SEED_APP, LEADER_RETRY_MS, NATS_URL,
+                           ClusterNode, manager, unique, worker)
+from sqlalchemy import Column, Engine, MetaData, String, Table, func, select
 
 from polling import free_port, wait_for
 
-from eddy.bus import UnknownTopicError, open_bus
+from eddy.bus import Bus, UnknownTopicError, open_bus
 from eddy.engine.group_runner import output_events
 from eddy.engine.runtime.group import build_runtime
 from eddy.engine.runtime.model import InputEvent
 from eddy.lang import check
+from eddy.node.ha_positions import mirror_consumer
+from eddy.store.connect import connect, jdbc_to_sqlalchemy
+from eddy.store.fence import FENCES
+from eddy.store.manager_state import WORKERS
 
 LONG = os.environ.get("EDDY_HA_LONG") == "1"
 DATABASES = ["postgresql", "mariadb"] if LONG else ["postgresql"]
@@ -79,6 +87,7 @@ class Cluster:
 
     def __init__(self, root: Path, database: str) -> None:
         group = unique("mgr")
+        self.group, self.database = group, database
         self.bus = f"{NATS_URL}?app={unique('dist')}"
         self.managers = [manager(root, f"m{i}", database, group) for i in (1, 2)]
         self.receiver = worker(root, "w-recv", self.managers, self.bus, receiver=True,
@@ -146,60 +155,173 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]
             node.stop()
 
 
-def _send(port: int, first: int, count: int) -> None:
-    """Temperatures to the receiver child's HTTP source, 50 per request."""
-    for lo in range(first, first + count, 50):
-        body = [{"event": {"deviceID": i % 7, "roomNo": 100 + (i * 3) % 14,
-                           "temp": float(30 + (i * 13) % 21)}}
-                for i in range(lo, min(lo + 50, first + count))]
-        key = f"batch-{lo}"  # a resend is stored once
-
-        def accepted() -> bool:  # 503 + Retry-After while the source is busy or behind
-            answer = httpx.post(f"http://127.0.0.1:{port}/temp", json=body, timeout=60,
-                                headers={"Idempotency-Key": key})
-            assert answer.status_code in (200, 503), answer.text
-            return answer.status_code == 200
-
-        wait_for(accepted, 120, f"the source to accept events {lo}…", interval=1.0)
+EVENTS = 100_000
+"""Events sent in all, in three phases: before the SIGKILL, around it, around the SIGSTOP."""
+PHASES = ((0, 40_000), (40_000, 30_000), (70_000, 30_000))
+PER_REQUEST = 2_500
+"""Events per HTTP request (about 150 kB of JSON, far below the source's 16 MB limit)."""
 
 
-def _topic(bus_url: str, topic: str) -> list[dict[str, Any]]:
-    with open_bus(bus_url) as bus:
+def _event(i: int) -> dict[str, Any]:
+    return {"event": {"deviceID": i % 7, "roomNo": 100 + (i * 3) % 14,
+                      "temp": float(30 + (i * 13) % 21)}}
+
+
+class Sender:
+    """Sends events ``[first, first + count)`` to the receiver child's HTTP source on its own
+    thread, ``PER_REQUEST`` per request, each request with its own ``Idempotency-Key`` (a
+    resend after a lost answer or a 503 is stored once), so that a worker can be killed or
+    paused while events are still being sent; ``accepted`` counts what the source took."""
+
+    def __init__(self, port: int, first: int, count: int) -> None:
+        self.port, self.first, self.count = port, first, count
+        self.accepted = 0
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="sender", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
         try:
-            return output_events(bus, topic)
-        except UnknownTopicError:
-            return []
+            with httpx.Client(timeout=60) as client:
+                end = self.first + self.count
+                for lo in range(self.first, end, PER_REQUEST):
+                    hi = min(lo + PER_REQUEST, end)
+                    body = [_event(i) for i in range(lo, hi)]
+                    key = f"batch-{lo}"
+
+                    def accepted() -> bool:  # 503 + Retry-After: the source is busy or behind
+                        answer = client.post(f"http://127.0.0.1:{self.port}/temp", json=body,
+                                             headers={"Idempotency-Key": key})
+                        assert answer.status_code in (200, 503), answer.text
+                        return answer.status_code == 200
+
+                    wait_for(accepted, 120, f"the source to accept events {lo}…", interval=1.0)
+                    self.accepted += hi - lo
+        except BaseException as error:  # noqa: BLE001 - re-raised by join()
+            self.error = error
+
+    def wait_accepted(self, at_least: int) -> None:
+        """Until the source took ``at_least`` of the events (the rest still to send)."""
+        wait_for(lambda: self.error is not None or self.accepted >= at_least, 300,
+                 f"{at_least} events accepted", interval=0.1)
+        if self.error is not None:
+            raise self.error
+
+    def join(self) -> None:
+        """Until every event was accepted; re-raises what failed the sending."""
+        self._thread.join(600)
+        assert not self._thread.is_alive(), "the sender did not finish within 10 min"
+        if self.error is not None:
+            raise self.error
+        assert self.accepted == self.count
+
+
+def _send(port: int, first: int, count: int) -> None:
+    """Events ``[first, first + count)`` to the receiver child's HTTP source, and waits."""
+    Sender(port, first, count).join()
+
+
+def _topic(bus: Bus, topic: str) -> Counter[tuple[Any, ...]]:
+    """How often each event's data occurs on ``topic`` (empty while it does not exist)."""
+    try:
+        return Counter(tuple(e["data"]) for e in output_events(bus, topic))
+    except UnknownTopicError:
+        return Counter()
+
+
+def _stored(bus: Bus, topic: str) -> int:
+    """How many events ``topic`` holds (0 while it does not exist)."""
+    try:
+        return sum(bus.end_offsets(topic)) - sum(bus.start_offsets(topic))
+    except UnknownTopicError:
+        return 0
+
+
+def _single_node(app: str, events: list[dict[str, Any]]) -> dict[str, Counter[tuple[Any, ...]]]:
+    """The outputs of the parent app run as one group by the per-event runtime (the
+    reference engine) over ``events``, per output stream."""
+    runtime = build_runtime(check(re.sub(r"@dist\([^)]*\)", "", APP.format(name=app, port=1))))
+    inputs = [InputEvent(i, e["timestamp"], "TempStream", tuple(e["data"]))
+              for i, e in enumerate(events)]
+    expected: dict[str, Counter[tuple[Any, ...]]] = {"HotStream": Counter(),
+                                                     "HighTempStream": Counter()}
+    for event in runtime.process(inputs):
+        if event.target in expected:
+            expected[event.target][tuple(event.data)] += 1
+    return expected
 
 
 def _wait_exact(bus_url: str, app: str, inputs: int, timeout_s: float = 180) -> None:
     """The outputs on the parent's topics equal the parent app run as one group (the
     per-event runtime) over the same input events, read back from the input topic: no
     output lost, none twice."""
-    wait_for(lambda: len(_topic(bus_url, f"{app}.TempStream")) == inputs, 120,
-             f"{inputs} events on the input topic")
-    runtime = build_runtime(check(re.sub(r"@dist\([^)]*\)", "", APP.format(name=app, port=1))))
-    events = [InputEvent(i, e["timestamp"], "TempStream", tuple(e["data"]))
-              for i, e in enumerate(_topic(bus_url, f"{app}.TempStream"))]
-    expected: dict[str, Counter[tuple[Any, ...]]] = {"HotStream": Counter(),
-                                                     "HighTempStream": Counter()}
-    for event in runtime.process(events):
-        if event.target in expected:
-            expected[event.target][tuple(event.data)] += 1
-    assert all(expected.values())
-    found: dict[str, Counter[tuple[Any, ...]]] = {}
+    with open_bus(bus_url) as bus:
+        wait_for(lambda: _stored(bus, f"{app}.TempStream") == inputs, 120,
+                 f"{inputs} events on the input topic", interval=0.5)
+        events = output_events(bus, f"{app}.TempStream")
+        assert len(events) == inputs
+        expected = _single_node(app, events)
+        assert all(expected.values())
+        found: dict[str, Counter[tuple[Any, ...]]] = {}
 
-    def exact() -> bool:
-        for stream in expected:
-            found[stream] = Counter(tuple(e["data"])
-                                    for e in _topic(bus_url, f"{app}.{stream}"))
-        return found == expected
+        def exact() -> bool:
+            # Counting first: reading every output is worth it only once the totals match.
+            if any(_stored(bus, f"{app}.{s}") != sum(c.values()) for s, c in expected.items()):
+                return False
+            for stream in expected:
+                found[stream] = _topic(bus, f"{app}.{stream}")
+            return found == expected
 
-    try:
-        wait_for(exact, timeout_s, "the outputs of a single-node run", interval=1.0)
-    except AssertionError:
-        raise AssertionError(
-            "; ".join(f"{s}: missing {expected[s] - found.get(s, Counter())}, extra "
-                      f"{found.get(s, Counter()) - expected[s]}" for s in expected)) from None
+        try:
+            wait_for(exact, timeout_s, "the outputs of a single-node run", interval=1.0)
+        except AssertionError:
+            for stream in expected:
+                found[stream] = _topic(bus, f"{app}.{stream}")
+            raise AssertionError(
+                "; ".join(f"{s}: {sum(found[s].values())} of {sum(expected[s].values())}, "
+                          f"missing {sum((expected[s] - found[s]).values())}, extra "
+                          f"{sum((found[s] - expected[s]).values())}"
+                          for s in expected)) from None
+
+
+STATE_TABLE = "EDDY_DIST_STATE"  # state.persistence.config.table of cluster_nodes.worker_yaml
+
+
+def _engine(database: str) -> Engine:
+    return connect(jdbc_to_sqlalchemy(JDBC[database]))
+
+
+def _child_state_rows(database: str, app: str) -> dict[str, int]:
+    """How many rows of ``app``'s children the persistence database holds: their mirrored
+    checkpoint files, mirror heads and fence rows (:mod:`eddy.node.child_state`)."""
+    meta = MetaData()
+    found: dict[str, int] = {}
+    for suffix in ("_CHILD_FILES", "_CHILD_HEAD"):
+        table = Table(f"{STATE_TABLE}{suffix}", meta, Column("app", String(100)))
+        with _engine(database).connect() as conn:
+            found[suffix] = int(conn.execute(select(func.count()).select_from(table).where(
+                table.c.app.like(f"{app}-%"))).scalar_one())
+    with _engine(database).connect() as conn:
+        found["fence"] = int(conn.execute(select(func.count()).select_from(FENCES).where(
+            FENCES.c.group_id.like(f"child/{app}-%"))).scalar_one())
+    return found
+
+
+def _mirror_positions(bus_url: str, app: str, child: str) -> list[int]:
+    """The positions protecting ``child``'s mirrored checkpoint from bus retention on the
+    parent's input topic (:func:`eddy.node.ha_positions.mirror_consumer`)."""
+    topic = f"{app}.TempStream"
+    with open_bus(bus_url) as bus:
+        found = [bus.committed(mirror_consumer(child), topic, p)
+                 for p in range(len(bus.end_offsets(topic)))]
+    return [p for p in found if p is not None]
+
+
+def _stored_passwords(cluster: Cluster) -> dict[str, str | None]:
+    """The password column of every worker row the managers keep (never filled)."""
+    with _engine(cluster.database).connect() as conn:
+        return {r[0]: r[1] for r in conn.execute(select(WORKERS.c.node_id, WORKERS.c.password)
+                                                 .where(WORKERS.c.group_id == cluster.group))}
 
 
 def _post(node: ClusterNode, text: str, managers: list[ClusterNode]) -> httpx.Response:
@@ -258,26 +380,35 @@ def test_managers_place_move_and_undeploy_child_apps(cluster: Cluster) -> None:
     assert follower.json(f"/siddhi-apps/{app}/status") == {"status": "active"}
     assert follower.get(f"/managers/siddhi-apps-execution/{app}").text == text
     assert follower.json("/resourceClusterWorkers") == 2
+    # The manager database keeps the workers' interfaces, never their passwords.
+    assert _stored_passwords(cluster) == {"w-recv": None, "w-a": None, "w-b": None}
     cluster.wait_active(follower, app)  # the children run: the split texts are valid apps
-    _send(source_port, 0, 300)
-    _wait_exact(cluster.bus, app, 300)
+    (first, count), kill_phase, stop_phase = PHASES
+    sent = time.monotonic()
+    _send(source_port, first, count)
+    print(f"{count} events accepted in {time.monotonic() - sent:.1f} s")
+    _wait_exact(cluster.bus, app, count)
+    print(f"{count} events sent and their outputs exact in {time.monotonic() - sent:.1f} s")
 
     # 2. A resource worker dies with events in flight: its children move to the other one,
     #    which continues them from their state in the persistence database (no shared disk).
-    _send(source_port, 300, 300)
+    sender = Sender(source_port, *kill_phase)
+    sender.wait_accepted(kill_phase[1] // 3)  # the rest is still to come
     killed = time.monotonic()
     cluster.b.kill()
     wait_for(lambda: cluster.matches(follower, app, [cluster.receiver, cluster.a]), MOVE_S,
              "w-b's children running on w-a")
     print(f"children moved {time.monotonic() - killed:.1f} s after the SIGKILL")
     assert set(cluster.placement(follower, app).values()) == {"w-recv", "w-a"}
+    sender.join()
 
     # 3. w-b returns; w-a is paused past leaderRetryInterval: its children go to w-b.
     cluster.b.start()
     wait_for(lambda: "w-b" in (follower.json(
         "/resourceClusterWorkers/clusteredWorkerNodeDetails") or {}), MOVE_S,
         "w-b to rejoin")
-    _send(source_port, 600, 300)
+    sender = Sender(source_port, *stop_phase)
+    sender.wait_accepted(stop_phase[1] // 3)
     cluster.a.signal(signal.SIGSTOP)
     stopped = time.monotonic()
     try:
@@ -293,7 +424,15 @@ def test_managers_place_move_and_undeploy_child_apps(cluster: Cluster) -> None:
     wait_for(lambda: cluster.matches(follower, app, cluster.workers), MOVE_S,
              "w-a empty, the children on w-recv and w-b")
     # Twice moved, once killed and once paused mid-stream: still each output exactly once.
-    _wait_exact(cluster.bus, app, 900, SPARK_START_S)
+    sender.join()
+    assert sum(count for _, count in PHASES) == EVENTS
+    settled = time.monotonic()
+    _wait_exact(cluster.bus, app, EVENTS, SPARK_START_S)
+    print(f"all {EVENTS} outputs exact {time.monotonic() - settled:.1f} s after the moves")
+    # Bus retention keeps what each moved child's mirror resumes from: a position under
+    # the child's own name, whichever worker runs it.
+    groups = [f"{app}-group-1-1", f"{app}-group-2-1", f"{app}-group-2-2"]
+    assert all(_mirror_positions(cluster.bus, app, child) for child in groups)
 
     # 4. The leader manager dies: the other leads within 5 s and undeploys the app.
     old = cluster.leader()
@@ -308,11 +447,23 @@ def test_managers_place_move_and_undeploy_child_apps(cluster: Cluster) -> None:
     assert set(cluster.placement(survivor, app).values()) == {"w-recv", "w-b"}
     wait_for(lambda: cluster.matches(survivor, app, cluster.workers), MOVE_S,
              "the children where the new leader has them")
+    before = _child_state_rows(cluster.database, app)
+    # Each child claimed its fence; those running Spark queries (not only the receiver's
+    # passthrough) mirrored their checkpoints.
+    assert before["fence"] == 4 and before["_CHILD_HEAD"] >= 3 and before["_CHILD_FILES"], \
+        before
     with survivor.client() as client:
         assert client.delete(f"/siddhi-apps/{app}").status_code == 200
         assert client.get(f"/siddhi-apps/{app}").status_code == 404
     assert survivor.json("/managers/siddhi-apps") == []
     assert all(cluster.running(w) == set() for w in cluster.workers)
+    # The deleted app's children leave nothing in the persistence database.
+    wait_for(lambda: _child_state_rows(cluster.database, app) ==
+             {"_CHILD_FILES": 0, "_CHILD_HEAD": 0, "fence": 0}, MOVE_S,
+             "the children's state and fence rows to be deleted")
+    assert not any(_mirror_positions(cluster.bus, app, child) for child in groups)
+    stored = _stored_passwords(cluster)  # as rewritten under the new leader
+    assert stored and set(stored.values()) == {None}, stored
 
 
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
-from eddy.store.fence import Fenced, claim_epoch, raise_fence
+from eddy.store.fence import FENCES, Fenced, claim_epoch, raise_fence, retire_fence
 from eddy.store.lease import GroupFull, Lease
 from eddy.store.revisions import CheckpointMirror
 
@@ -111,15 +111,45 @@ def test_a_child_taken_over_shuts_out_the_worker_it_ran_on(engine: Engine,
     w1 = CheckpointMirror(engine, table, name, fence_per_app=True)
     first = claim_epoch(engine, w1.fence_group("child-a"))
     other = claim_epoch(engine, w1.fence_group("child-b"))
-    assert (first, other) == (1, 1)
+    assert first > 1 and other > 1  # a fence row starts at the database's clock (ms)
     w1.push("child-a", checkpoint, first, 0)
     w1.push("child-b", checkpoint, other, 0)
     w2 = CheckpointMirror(engine, table, name, fence_per_app=True)
     moved = claim_epoch(engine, w2.fence_group("child-a"))  # w2 takes child-a over
-    assert moved == 2
+    assert moved == first + 1
     with pytest.raises(Fenced):
         w1.push("child-a", checkpoint, first, 1)
     assert w1.push("child-b", checkpoint, other, 1) == 2  # another child: not fenced
     taken = w2.pull("child-a", tmp_path / "w2")
     assert taken is not None and taken.batch_id == 0
     assert w2.push("child-a", tmp_path / "w2", moved, 1) == 2
+
+
+def test_a_retired_child_leaves_no_rows_and_its_old_holders_stay_shut_out(
+        engine: Engine, tmp_path: Path) -> None:
+    """A child whose parent was deleted (:meth:`eddy.node.child_state.ChildState.forget`):
+    claim, drop the mirror, retire the fence row. Nothing of it is left, a push of a
+    worker that still runs it is refused instead of bringing the rows back, and the child
+    deployed again starts above every epoch of its earlier life."""
+    name, table = group(), f"P_{uuid.uuid4().hex[:8]}"
+    checkpoint = tmp_path / "w1"
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "offsets" / "0").write_text("v1")
+    mirror = CheckpointMirror(engine, table, name, fence_per_app=True)
+    fence = mirror.fence_group("child-a")
+    running = claim_epoch(engine, fence)
+    mirror.push("child-a", checkpoint, running, 0)
+    retiring = claim_epoch(engine, fence)
+    mirror.drop("child-a", retiring)
+    retire_fence(engine, fence, retiring)
+    assert mirror.head("child-a") is None
+    with engine.connect() as conn:
+        assert conn.execute(select(FENCES).where(FENCES.c.group_id == fence)).first() is None
+    (checkpoint / "offsets" / "1").write_text("v2")
+    for epoch in (running, retiring):  # a paused worker that resumes
+        with pytest.raises(Fenced, match="retired"):
+            mirror.push("child-a", checkpoint, epoch, 1)
+    assert mirror.head("child-a") is None
+    again = claim_epoch(engine, fence)
+    assert again > retiring
+    assert mirror.push("child-a", checkpoint, again, 0) == 1

@@ -20,7 +20,16 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 
 from eddy import __version__
-from eddy.api import errors, ha, health, node_details, siddhi_apps, statistics, stores
+from eddy.api import (
+    child_state,
+    errors,
+    ha,
+    health,
+    node_details,
+    siddhi_apps,
+    statistics,
+    stores,
+)
 from eddy.api.auth import Authenticator
 from eddy.api.limits import BodySizeLimit
 from eddy.config import WorkerConfig
@@ -69,7 +78,8 @@ def create_app(worker: Worker, runtime: node_details.Runtime = "worker") -> Fast
     """The worker API of one node (``runtime`` is what ``/nodeDetails/runTime`` says)."""
     return build_api(worker.config, "eddy worker API", DESCRIPTION, errors.worker_error,
                 [siddhi_apps.router(worker), statistics.router(worker), ha.router(worker),
-                 node_details.router(worker, runtime)], [health.router(worker)])
+                 child_state.router(worker), node_details.router(worker, runtime)],
+                [health.router(worker)])
 
 
 def create_store_app(worker: Worker) -> FastAPI:

@@ -6,11 +6,16 @@ HA (:mod:`eddy.store.lease`, renewed every ``strategyConfig.heartbeatInterval``)
 leader changes anything; a follower answers reads from the database and sends writes and
 heartbeats to the leader (307 / 301).
 
+**Worker credentials** (the ``httpsInterface`` a worker sends in each heartbeat) are kept
+in the leader's memory only, never in the manager database (:mod:`eddy.store.manager_state`):
+a leader calls a worker's API only once that worker heartbeated to it.
+
 **The leader.** On taking the lease it raises the fence in the manager database to its
-epoch (a paused old leader can write nothing after that), loads the workers, and
-*reconciles*: it lists every worker's apps and makes them match the desired placement —
-a missing or changed child (content hash) is deployed, a child a worker runs but should
-not (an orphan of a leader that died mid-change) is undeployed. Then, every
+epoch (a paused old leader can write nothing after that), loads the workers, waits until
+each has heartbeated (bringing its credentials) or is lost, and *reconciles*: it lists
+every worker's apps and makes them match the desired placement — a missing or changed
+child (content hash) is deployed, a child a worker runs but should not (an orphan of a
+leader that died mid-change) is undeployed. Then, every
 ``deployment.config.heartbeatInterval``, a round:
 
 * a worker silent for ``heartbeatInterval × heartbeatMaxRetry`` is lost: its children are
@@ -20,6 +25,8 @@ not (an orphan of a leader that died mid-change) is undeployed. Then, every
   the app and shown by the API;
 * the deployment folder: parent apps dropped, changed or deleted there are deployed,
   replaced or undeployed as through the API (:mod:`eddy.cluster.manager_folder`);
+* the children of deleted or replaced parents (retired in the manager database) have
+  their state deleted from the workers' persistence database by a live worker;
 * every ``RECONCILE_ROUNDS`` rounds, the reconciliation again (a worker that restarted or
   wiped its apps gets its children back; a child that failed on its worker is deployed
   there again; a returning worker that was lost is empty, and takes new placements).
@@ -76,10 +83,20 @@ class NotLeader(RuntimeError):
 
 @dataclass
 class LiveWorker:
-    """A worker the leader hears from; ``seen`` is monotonic seconds."""
+    """A worker the leader hears from; ``seen`` is monotonic seconds. ``heard``: it has
+    heartbeated to this leader, so ``row`` holds the credentials it sent (the database
+    keeps none); a worker only loaded from the database at a takeover is not called until
+    then."""
 
     row: WorkerRow
     seen: float
+    heard: bool = True
+
+    @property
+    def callable(self) -> bool:
+        """Whether the leader can call the worker's API: it heard the credentials, or the
+        worker needs none."""
+        return self.heard or self.row.username is None
 
 
 class Manager:
@@ -118,6 +135,7 @@ class Manager:
         self._renewed_at = 0.0
         self._workers: dict[str, LiveWorker] = {}
         self._workers_lock = threading.Lock()  # heartbeats never wait for a round
+        self._heard = threading.Condition(self._workers_lock)  # notified on each heartbeat
         self._takeover = False
         self._rounds = 0
         self._reconcile_soon = False
@@ -213,7 +231,8 @@ class Manager:
         # (EXISTS) when it does: NEW would make it drop its apps.
         now = time.monotonic()
         with self._workers_lock:
-            self._workers = {n: LiveWorker(w, now) for n, w in self.state.workers().items()}
+            self._workers = {n: LiveWorker(w, now, heard=False)
+                             for n, w in self.state.workers().items()}
         with self._lock:
             self.epoch = epoch
             self._takeover = True
@@ -284,6 +303,7 @@ class Manager:
         with self._workers_lock:
             known = self._workers.get(node_id)
             self._workers[node_id] = LiveWorker(row, time.monotonic())
+            self._heard.notify_all()
         if known is None or known.row != row:
             self.state.save_worker(epoch, row)
         if known is None:
@@ -339,15 +359,18 @@ class Manager:
     def _round(self) -> None:
         with self._lock:
             self._epoch()
+            self._drop_lost_workers()
             if self._takeover:
+                if not self._all_callable():
+                    return  # a heartbeat brings each worker's credentials within a beat
                 self._reconcile()
                 self._takeover = False
-            self._drop_lost_workers()
             for name, app in self.state.apps().items():
                 if any(c.node_id is None or c.node_id not in self._workers
                        for c in self.state.children(name)) or app.status != "deployed":
                     self._place(name)
             self.folder.poll()
+            self._forget_retired()
             self._rounds += 1
             if self._rounds >= RECONCILE_ROUNDS or self._reconcile_soon:
                 self._rounds, self._reconcile_soon = 0, False
@@ -375,6 +398,29 @@ class Manager:
         with self._workers_lock:
             return {n: w.row for n, w in self._workers.items()}
 
+    def _callable_rows(self) -> dict[str, WorkerRow]:
+        """The live workers whose API the leader can call (:attr:`LiveWorker.callable`)."""
+        with self._workers_lock:
+            return {n: w.row for n, w in self._workers.items() if w.callable}
+
+    def _await_callable(self, nodes: set[str]) -> None:
+        """Waits until each of ``nodes`` that is live has heartbeated to this leader (just
+        after a takeover it has no credentials for them), at most one detection time:
+        then it is lost anyway. Heartbeats take no round lock, so they come meanwhile."""
+        deadline = time.monotonic() + self.worker_timeout_s
+        with self._heard:
+            while True:
+                waiting = [n for n in nodes
+                           if n in self._workers and not self._workers[n].callable]
+                left = deadline - time.monotonic()
+                if not waiting or left <= 0:
+                    return
+                self._heard.wait(left)
+
+    def _all_callable(self) -> bool:
+        with self._workers_lock:
+            return all(w.callable for w in self._workers.values())
+
     def _place(self, parent: str) -> None:
         """Places the parent's unplaced children, all or none; on failure the whole parent
         is undeployed and waits, with the reason."""
@@ -386,6 +432,8 @@ class Manager:
         if not todo:
             self.state.set_status(epoch, parent, "deployed", "")
             return
+        if not self._all_callable():
+            return  # just took over: placed once every worker heartbeated (next round)
         load = Counter(c.node_id for c in self.state.children() if c.node_id in live)
         chosen = assign(todo, live, {n: load[n] for n in live}, self.min_resource_count,
                         stay)
@@ -412,7 +460,7 @@ class Manager:
               also: dict[str, str] | None = None) -> None:
         """Undeploys what of ``parent`` is deployed and marks it waiting with ``reason``."""
         epoch = self._epoch()
-        live = self._live_rows()
+        live = self._callable_rows()
         where = {c.name: c.node_id for c in placed if c.node_id is not None}
         where.update(also or {})
         for child, node in where.items():
@@ -429,13 +477,37 @@ class Manager:
         self.state.set_status(epoch, parent, "waiting", reason)
 
     def _undeploy_parent(self, parent: str) -> None:
-        live = self._live_rows()
-        for child in self.state.children(parent):
+        children = self.state.children(parent)
+        self._await_callable({c.node_id for c in children if c.node_id is not None})
+        live = self._callable_rows()  # on the others the reconciliation undeploys it
+        for child in children:
             if child.node_id in live:
                 try:
                     self.client.undeploy(live[child.node_id], child.name)
                 except DeployError as error:
                     log.warning("%s (the reconciliation retries it)", error)
+
+    def _forget_retired(self) -> None:
+        """Has a live worker delete the state of each retired child (its parent was deleted
+        or replaced) from the persistence database: any worker, as they all share it and
+        the one that ran the child may be dead; what fails is asked again next round."""
+        retired = self.state.retired()
+        workers = self._callable_rows()
+        if not retired or not workers:
+            return
+        epoch = self._epoch()
+        current = {c.name for c in self.state.children()}  # a changed parent's, same name
+        for child, version in retired:
+            for node in sorted(workers):  # the next one when a worker cannot do it
+                try:
+                    self.client.forget_state(workers[node], child, version,
+                                             positions=child not in current)
+                except DeployError as error:
+                    log.warning("%s (another worker or the next round tries again)", error)
+                    continue
+                self.state.state_deleted(epoch, child, version)
+                log.info("the state of retired child %s deleted by %s", child, node)
+                break
 
     def _reconcile(self) -> None:
         """Makes every live worker run exactly the children placed on it, each with its
@@ -447,7 +519,7 @@ class Manager:
                 desired.setdefault(child.node_id, {})[child.name] = child
         with self._workers_lock:
             recent = {n: w.row for n, w in self._workers.items()
-                      if time.monotonic() - w.seen <= 2 * self.interval_s}
+                      if w.callable and time.monotonic() - w.seen <= 2 * self.interval_s}
         for node, row in recent.items():  # a silent one is probably paused or gone
             try:
                 actual = self.client.apps(row)

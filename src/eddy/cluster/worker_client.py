@@ -2,8 +2,10 @@
 
 ``POST /siddhi-apps`` with the child's text; a 409 (the worker has an app of that name)
 is answered by comparing its content hash with the child's and ``PUT`` when they differ;
-``DELETE /siddhi-apps/{name}`` undeploys (404 counts as done). Credentials are the ones the
-worker sent in its heartbeat (its ``httpsInterface``).
+``DELETE /siddhi-apps/{name}`` undeploys (404 counts as done); ``DELETE
+/childApps/{name}/state?version=…`` deletes a retired child's state from the workers'
+persistence database (:mod:`eddy.api.child_state`). Credentials are the ones the worker sent
+in its heartbeat (its ``httpsInterface``), which the leader keeps in memory only.
 """
 
 from __future__ import annotations
@@ -87,6 +89,23 @@ class WorkerClient:
                               f"{error}") from None
         if response.status_code not in (200, 404):
             raise DeployError(f"worker {worker.node_id} did not undeploy {name}: "
+                              f"{response.status_code} {response.text[:300]}")
+
+    def forget_state(self, worker: WorkerRow, name: str, version: str,
+                     positions: bool = True) -> None:
+        """Has ``worker`` delete the state of retired child ``name`` (content hash
+        ``version``) from the persistence database all workers share, and with
+        ``positions`` its bus consumer positions."""
+        try:
+            with self._client(worker) as client:
+                response = client.delete(f"/childApps/{name}/state",
+                                         params={"version": version,
+                                                 "positions": str(positions).lower()})
+        except httpx.HTTPError as error:
+            raise DeployError(f"cannot reach worker {worker.node_id} to delete the state of "
+                              f"{name}: {error}") from None
+        if response.status_code != 200:
+            raise DeployError(f"worker {worker.node_id} did not delete the state of {name}: "
                               f"{response.status_code} {response.text[:300]}")
 
     def apps(self, worker: WorkerRow) -> dict[str, str]:

@@ -174,6 +174,8 @@ class Worker:
         if self.metrics is not None:
             self.metrics.stop()
         self.registry.shutdown()
+        if self.child_state is not None:
+            self.child_state.close()
         if self.ha is not None:
             self.ha.release()
 

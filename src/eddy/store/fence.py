@@ -44,6 +44,7 @@ from sqlalchemy import (
     String,
     Table,
     and_,
+    delete,
     insert,
     select,
     update,
@@ -82,9 +83,11 @@ def create_fence(engine: Engine) -> None:
     metadata.create_all(engine, checkfirst=True)
 
 
-def check_fence(conn: Connection, group_id: str, epoch: int) -> None:
+def check_fence(conn: Connection, group_id: str, epoch: int, *, create: bool = True) -> None:
     """Inside the write's transaction: passes (and locks the fence row) when ``epoch`` is
-    current here, raises :class:`Fenced` when a newer epoch has written."""
+    current here, raises :class:`Fenced` when a newer epoch has written. A missing row is
+    made at ``epoch`` with ``create``; without it (fences made only by
+    :func:`claim_epoch`: a row that is gone was retired) a missing row refuses the write."""
     raised = conn.execute(update(FENCES).where(and_(
         FENCES.c.group_id == group_id, FENCES.c.epoch <= epoch)).values(epoch=epoch)).rowcount
     if raised:
@@ -93,9 +96,12 @@ def check_fence(conn: Connection, group_id: str, epoch: int) -> None:
     # epoch before the newer holder's), not the row the UPDATE just failed to match.
     current = conn.execute(select(FENCES.c.epoch).where(
         FENCES.c.group_id == group_id).with_for_update()).scalar_one_or_none()
-    if current is None:
+    if current is None and create:
         conn.execute(insert(FENCES).values(group_id=group_id, epoch=epoch))
         return
+    if current is None:
+        raise Fenced(f"'{group_id}' was retired (its fence row is gone): epoch {epoch} "
+                     f"writes nothing")
     raise Fenced(f"epoch {epoch} of HA group '{group_id}' is stale: epoch {current} "
                  f"has written here since; this node is no longer the active one")
 
@@ -118,7 +124,14 @@ def claim_epoch(engine: Engine, group_id: str) -> int:
     """The next epoch of ``group_id``, raised at once: every earlier holder is shut out and
     the caller is the only writer (a distributed worker taking a child app over, whatever
     epoch the worker it ran on had). Waits for a write of the earlier holder that holds the
-    fence row, so that write is part of what the caller then reads."""
+    fence row, so that write is part of what the caller then reads.
+
+    A new row starts at the database's clock in milliseconds, not at 1: a fence row that
+    was deleted (:func:`retire_fence`) and is made again starts above every epoch of its
+    earlier life (each claim adds one, far fewer than the milliseconds in between), so a
+    holder of that life left paused stays shut out."""
+    from eddy.store.lease import now_ms
+
     create_fence(engine)
     for _ in range(2):
         try:
@@ -126,14 +139,25 @@ def claim_epoch(engine: Engine, group_id: str) -> int:
                 current = conn.execute(select(FENCES.c.epoch).where(
                     FENCES.c.group_id == group_id).with_for_update()).scalar_one_or_none()
                 if current is None:
-                    conn.execute(insert(FENCES).values(group_id=group_id, epoch=1))
-                    return 1
+                    conn.execute(insert(FENCES).values(group_id=group_id,
+                                                       epoch=now_ms(conn.dialect.name)))
+                    return int(conn.execute(select(FENCES.c.epoch).where(
+                        FENCES.c.group_id == group_id)).scalar_one())
                 conn.execute(update(FENCES).where(FENCES.c.group_id == group_id)
                              .values(epoch=current + 1))
                 return int(current) + 1
         except IntegrityError:  # inserted concurrently: take the update path
             continue
     raise Fenced(f"could not claim a new epoch of '{group_id}'")
+
+
+def retire_fence(engine: Engine, group_id: str, epoch: int) -> None:
+    """Deletes the fence row of ``group_id`` (whose state is gone) if ``epoch`` is still
+    current: a write carrying any epoch of it is refused from then on
+    (``check_fence(create=False)``), and a later :func:`claim_epoch` starts above them all."""
+    with engine.begin() as conn:
+        conn.execute(delete(FENCES).where(and_(FENCES.c.group_id == group_id,
+                                               FENCES.c.epoch == epoch)))
 
 
 def export_epoch(epoch: Epoch, environ: MutableMapping[str, str] | None = None) -> None:

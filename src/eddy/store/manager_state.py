@@ -7,8 +7,17 @@ managers of one group share, so that any of them can lead.
                        (product-sp#458, #952); here it survives any manager.
 ``EDDY_MGR_CHILDREN``  one row per child app: its text and content hash (``version``) and
                        the worker it is placed on (NULL: not placed) — the desired placement.
-``EDDY_MGR_WORKERS``   the workers that registered: their interface and credentials (the
-                       leader deploys through them) and whether they are receiver nodes.
+``EDDY_MGR_WORKERS``   the workers that registered: their interface (the leader deploys
+                       through it) and whether they are receiver nodes. Never a password:
+                       the credentials a worker sends in its heartbeats stay in the
+                       leader's memory (:mod:`eddy.cluster.manager`), so the database holds
+                       no secret to steal; a new leader calls a worker only once it heard
+                       from it. The ``password`` column is written NULL (rows of earlier
+                       versions lose theirs on the worker's next heartbeat).
+``EDDY_MGR_RETIRED``   children whose parent was deleted or replaced (name and content
+                       hash) until a worker deleted their state from the persistence
+                       database (:mod:`eddy.node.child_state`), which the manager has no
+                       access to; written in the transaction that drops the children.
 ``EDDY_MGR_MANAGERS``  every manager's advertised interface and when it last showed up, so a
                        follower can name the leader (301) and ``connectedManagers`` is known.
 
@@ -72,6 +81,11 @@ WORKERS = Table("EDDY_MGR_WORKERS", metadata,
                 Column("password", String(200), nullable=True),
                 Column("receiver", Integer, nullable=False),
                 Column("seen_ms", BigInteger, nullable=False))
+RETIRED = Table("EDDY_MGR_RETIRED", metadata,
+                Column("group_id", String(100), primary_key=True),
+                Column("name", String(250), primary_key=True),
+                Column("version", String(64), primary_key=True),
+                Column("retired_ms", BigInteger, nullable=False))
 MANAGERS = Table("EDDY_MGR_MANAGERS", metadata,
                  Column("group_id", String(100), primary_key=True),
                  Column("node_id", String(200), primary_key=True),
@@ -106,7 +120,8 @@ class ChildRow:
 
 @dataclass(frozen=True)
 class WorkerRow:
-    """A registered worker and the interface its children are deployed through."""
+    """A registered worker and the interface its children are deployed through;
+    ``password`` only in the leader's memory (None when read from the database)."""
 
     node_id: str
     host: str
@@ -178,24 +193,39 @@ class ManagerState:
             return [ChildRow(r[0], r[1], r[2], int(r[3]), bool(r[4]), r[5], r[6], r[7])
                     for r in rows]
 
+    def retired(self) -> list[tuple[str, str]]:
+        """``(child, version)`` of every retired child whose state is still to delete."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(RETIRED.c.name, RETIRED.c.version).where(
+                RETIRED.c.group_id == self.group_id).order_by(RETIRED.c.retired_ms,
+                                                               RETIRED.c.name))
+            return [(r[0], r[1]) for r in rows]
+
     def workers(self) -> dict[str, WorkerRow]:
-        """Every registered worker, by id."""
+        """Every registered worker, by id (no password: it is never stored)."""
         with self.engine.connect() as conn:
             rows = conn.execute(select(
                 WORKERS.c.node_id, WORKERS.c.host, WORKERS.c.port, WORKERS.c.username,
-                WORKERS.c.password, WORKERS.c.receiver, WORKERS.c.seen_ms)
+                WORKERS.c.receiver, WORKERS.c.seen_ms)
                 .where(WORKERS.c.group_id == self.group_id))
-            return {r[0]: WorkerRow(r[0], r[1], int(r[2]), r[3], r[4], bool(r[5]), int(r[6]))
+            return {r[0]: WorkerRow(r[0], r[1], int(r[2]), r[3], None, bool(r[4]), int(r[5]))
                     for r in rows}
 
     # -- the leader's writes (fenced) -----------------------------------------------------
 
     def put_app(self, epoch: int, name: str, text: str, children: Iterable[ChildRow],
                 reason: str) -> None:
-        """Stores a parent app (replacing one of that name) and its unplaced children."""
+        """Stores a parent app (replacing one of that name) and its unplaced children; the
+        replaced children that are not among them are retired."""
+        children = list(children)
         with self.engine.begin() as conn:
             check_fence(conn, self.group_id, epoch)
-            self._delete_app(conn, name)
+            kept = {(c.name, c.version) for c in children}
+            self._delete_app(conn, name, kept)
+            for child in children:  # deployed again: its state is not to be deleted
+                conn.execute(delete(RETIRED).where(and_(
+                    RETIRED.c.group_id == self.group_id, RETIRED.c.name == child.name,
+                    RETIRED.c.version == child.version)))
             conn.execute(insert(APPS).values(group_id=self.group_id, name=name, text=text,
                                              status="waiting", reason=reason,
                                              created_ms=self._now))
@@ -207,7 +237,7 @@ class ManagerState:
                     node_id=None, epoch=epoch))
 
     def delete_app(self, epoch: int, name: str) -> None:
-        """Forgets a parent app and its children."""
+        """Forgets a parent app and its children, which are retired."""
         with self.engine.begin() as conn:
             check_fence(conn, self.group_id, epoch)
             self._delete_app(conn, name)
@@ -230,10 +260,11 @@ class ManagerState:
                     .values(node_id=node, epoch=epoch))
 
     def save_worker(self, epoch: int, worker: WorkerRow) -> None:
-        """Registers a worker or refreshes its interface and last heartbeat."""
+        """Registers a worker or refreshes its interface and last heartbeat (without its
+        password: see the module docstring)."""
         where = and_(WORKERS.c.group_id == self.group_id, WORKERS.c.node_id == worker.node_id)
         values = {"host": worker.host, "port": worker.port, "username": worker.username,
-                  "password": worker.password, "receiver": int(worker.receiver),
+                  "password": None, "receiver": int(worker.receiver),
                   "seen_ms": self._now}
         with self.engine.begin() as conn:
             check_fence(conn, self.group_id, epoch)
@@ -248,7 +279,28 @@ class ManagerState:
             conn.execute(delete(WORKERS).where(and_(WORKERS.c.group_id == self.group_id,
                                                     WORKERS.c.node_id == node_id)))
 
-    def _delete_app(self, conn: Connection, name: str) -> None:
+    def state_deleted(self, epoch: int, child: str, version: str) -> None:
+        """A worker deleted the state of a retired child: it is forgotten."""
+        with self.engine.begin() as conn:
+            check_fence(conn, self.group_id, epoch)
+            conn.execute(delete(RETIRED).where(and_(
+                RETIRED.c.group_id == self.group_id, RETIRED.c.name == child,
+                RETIRED.c.version == version)))
+
+    def _delete_app(self, conn: Connection, name: str,
+                    kept: set[tuple[str, str]] | None = None) -> None:
+        """Deletes the parent and its children; those not in ``kept`` (name, version) are
+        retired."""
+        old = conn.execute(select(CHILDREN.c.name, CHILDREN.c.version).where(and_(
+            CHILDREN.c.group_id == self.group_id, CHILDREN.c.parent == name))).all()
+        for child, version in old:
+            if (child, version) in (kept or set()):
+                continue
+            gone = and_(RETIRED.c.group_id == self.group_id, RETIRED.c.name == child,
+                        RETIRED.c.version == version)
+            if conn.execute(select(RETIRED.c.name).where(gone)).first() is None:
+                conn.execute(insert(RETIRED).values(group_id=self.group_id, name=child,
+                                                    version=version, retired_ms=self._now))
         conn.execute(delete(CHILDREN).where(and_(CHILDREN.c.group_id == self.group_id,
                                                  CHILDREN.c.parent == name)))
         conn.execute(delete(APPS).where(and_(APPS.c.group_id == self.group_id,

@@ -106,7 +106,9 @@ class CheckpointMirror:
     def __init__(self, engine: Engine, table: str, group_id: str,
                  fence_per_app: bool = False) -> None:
         """``fence_per_app``: each app has its own fence, ``<group_id>/<app>`` (a
-        distributed child app moves between workers on its own); else one per group."""
+        distributed child app moves between workers on its own), made only by
+        :func:`~eddy.store.fence.claim_epoch` — a push finding none is refused, as the
+        app's state was retired; else one per group."""
         self.engine = engine
         self.group_id = group_id
         self.fence_per_app = fence_per_app
@@ -157,7 +159,7 @@ class CheckpointMirror:
                 gone.append(path)
                 now.pop(path, None)
         with self.engine.begin() as conn:
-            check_fence(conn, self.fence_group(app), epoch)
+            check_fence(conn, self.fence_group(app), epoch, create=not self.fence_per_app)
             head = conn.execute(select(self.heads.c.rev).where(self.heads.c.app == app)
                                 ).scalar_one_or_none()
             rev = (head or 0) + 1
@@ -212,7 +214,7 @@ class CheckpointMirror:
     def drop(self, app: str, epoch: int) -> None:
         """Forgets the app's checkpoint (it was undeployed), fenced like a push."""
         with self.engine.begin() as conn:
-            check_fence(conn, self.fence_group(app), epoch)
+            check_fence(conn, self.fence_group(app), epoch, create=not self.fence_per_app)
             conn.execute(delete(self.files).where(self.files.c.app == app))
             conn.execute(delete(self.heads).where(self.heads.c.app == app))
         self._pushed.pop(app, None)
