@@ -248,7 +248,7 @@ def test_a_second_stateful_query_keeps_the_group_in_the_runtime() -> None:
     assert plan_window_aggregate(analyzed, analyzed.queries, input_layout(analyzed)) is None
 
 
-@pytest.mark.parametrize("query", [QUERIES[1], QUERIES[7]])
+@pytest.mark.parametrize("query", [QUERIES[1], QUERIES[7], QUERIES[12], QUERIES[17]])
 @pytest.mark.parametrize("batch_size", [0, 60])
 def test_through_spark_as_the_runtime(query: str, batch_size: int, spark: object) -> None:
     from eddy.engine.layout import decode_data, encode_data
@@ -321,8 +321,10 @@ def _expiring_cases(draw: st.DrawFn) -> tuple[str, list[InputEvent], list[int]]:
                                   else ["all", "expired"]))
     condition = draw(st.sampled_from(sorted(_FILTERS)))
     grouped = draw(st.booleans())
+    selection = draw(st.sampled_from(["avg(v) as a, sum(v) as s, count() as c", "v",
+                                      "count() as c, r"]))
     query = (f"from S{condition}#window.{window}({span}) select "
-             + ("k, " if grouped else "n, ") + "avg(v) as a, sum(v) as s, count() as c"
+             + ("k, " if grouped else "n, ") + selection
              + (" group by k" if grouped else "") + f" insert {events} events into O;")
     steps = draw(st.lists(st.sampled_from([0, 0, 1, 2, 3, 5, 9, 20, -2, -7, -30]),
                           min_size=1, max_size=60))

@@ -29,8 +29,9 @@ is an output must leave exactly when, and in the emission where, the runtime's
   group's sums (the sums of :mod:`.sliding_time`, in the same order), and per group of the
   chunk, in order of the group's first selected event, the last selected event goes out
   with the group's aggregates as they were right after it (without ``group by``: the
-  chunk's last selected event). Selected means expired for ``expired events``, current for
-  ``current events``, either for ``all events``.
+  chunk's last selected event; with neither ``group by`` nor an aggregate: every selected
+  event). Selected means expired for ``expired events``, current for ``current events``,
+  either for ``all events``.
 
 Not split by key: a timer asked for by one group's event expires every group's.
 """
@@ -219,6 +220,8 @@ def _outputs(spec: WindowSpec, timer_at: np.ndarray, op_group: np.ndarray,
     by_timer = (op_phase[chosen] == 0) & timer_at[step]
     emission = step * 2 + np.where(by_timer, 0, 1)
     group = op_group[chosen]
+    if not spec.group_columns and all(o.kind == "var" for o in spec.outputs):
+        group = chosen  # no aggregate, no group by: every selected event goes out
     order = np.lexsort((chosen, group, emission))
     keys = np.c_[emission[order], group[order]]
     starts = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)])
