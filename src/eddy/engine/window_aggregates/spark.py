@@ -139,11 +139,15 @@ def make_step(spec: WindowSpec, split: bool = False) -> StepFunction:
 
 
 def output_frame(spec: WindowSpec, emitted: Emitted, seq: np.ndarray) -> pd.DataFrame:
-    """The operator's output rows: ``_seq``, ``_ts``, (``_i`` for a batch window's flush,)
-    then ``o<i>`` per selected attribute."""
+    """The operator's output rows: ``_seq``, ``_ts``, (``_i``, the position in a batch
+    window's flush or in a chunk's emission,) (``_x``, ``_timer`` when expired events go
+    out,) then ``o<i>`` per selected attribute."""
     frame: dict[str, Any] = {SEQ: seq[emitted.rows], TS: emitted.ts}
-    if spec.window == "timeBatch":
+    if spec.window == "timeBatch" or spec.expiring:
         frame[POSITION] = emitted.positions.astype(np.int32)
+    if spec.expiring:
+        assert emitted.expired is not None and emitted.timer is not None
+        frame[EXPIRED], frame[TIMER] = emitted.expired, emitted.timer
     frame.update(output_columns(spec, emitted))
     return pd.DataFrame(frame)
 
