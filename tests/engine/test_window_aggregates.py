@@ -16,11 +16,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eddy.engine.layout import input_layout
 from eddy.engine.runtime.driver import run_in_batches
 from eddy.engine.runtime.model import InputEvent
-from eddy.engine.window_aggregates import plan_window_aggregate, sliding_time, time_batch
+from eddy.engine.window_aggregates import (
+    expiring,
+    plan_window_aggregate,
+    sliding_time,
+    time_batch,
+)
 from eddy.engine.window_aggregates.spark import output_columns
 from eddy.lang import check
 
@@ -41,6 +48,22 @@ QUERIES = [
     "from S[v > 0]#window.timeBatch(30) select avg(v) as a, count() as c, k insert into O;",
     "from S#window.timeBatch(4) select k, r, avg(r) as a group by r, k insert into O;",
     "from S#window.timeBatch(50) select k, r group by k insert into O;",
+    "from S#window.time(20) select avg(v) as a, r, n insert all events into O;",
+    "from S#window.time(7) select k, sum(v) as s, count() as c, avg(v) as a group by k "
+    "insert all events into O;",
+    "from S[v > 0]#window.time(15) select avg(v) as a, sum(v) as s, n insert expired events "
+    "into O;",
+    "from S#window.time(30) select k, r, avg(n) as a, count(v) as c group by k, r "
+    "insert expired events into O;",
+    "from S[r >= 2 and not (k == 'b')]#window.time(5) select k, avg(r) as a, n "
+    "group by k insert all events into O;",
+    "from S#window.time(0) select r, count() as c, avg(v) as a insert all events into O;",
+    "from S#window.length(5) select r, avg(v) as a group by r insert into O;",
+    "from S#window.length(1) select avg(v) as a, sum(v) as s, k insert all events into O;",
+    "from S[v > 0]#window.length(30) select k, count() as c, avg(v) as a group by k "
+    "insert all events into O;",
+    "from S#window.length(3) select r, sum(v) as s, n group by r insert expired events "
+    "into O;",
 ]
 VALUES = [None, 0.0, -0.0, 1.5, -2.25, 0.1, 0.2, 0.3, 1e16, -1e16, 3.0, math.inf, -math.inf,
           math.nan, 7.0]
@@ -82,7 +105,7 @@ def _column(batch: list[InputEvent], position: int, type_name: str) -> np.ndarra
 
 
 def _vectorised(query: str, events: list[InputEvent], cuts: list[int],
-                buckets: int = 0) -> list[tuple[Any, ...]]:
+                buckets: int = 0, passes: Any = None) -> list[tuple[Any, ...]]:
     """The operator's outputs; with ``buckets``, run once per hash bucket of the group key
     on that bucket's rows only, each row carrying the stream's running clock (as the split
     Spark operator does)."""
@@ -99,18 +122,21 @@ def _vectorised(query: str, events: list[InputEvent], cuts: list[int],
             results += _vectorised_one(query, [events[i] for i in mine], mine_cuts,
                                    clocks=[int(clock[i]) for i in mine])
         return sorted(results)
-    return _vectorised_one(query, events, cuts)
+    return _vectorised_one(query, events, cuts, passes=passes)
 
 
 def _vectorised_one(query: str, events: list[InputEvent], cuts: list[int],
-                    clocks: list[int] | None = None) -> list[tuple[Any, ...]]:
+                    clocks: list[int] | None = None,
+                    passes: Any = None) -> list[tuple[Any, ...]]:
     analyzed = check(HEADER + query)
     layout = input_layout(analyzed)
     plan = plan_window_aggregate(analyzed, analyzed.queries, layout)
     assert plan is not None, query
     spec = plan.spec
-    module = sliding_time if spec.window == "time" else time_batch
-    state: Any = sliding_time.SlidingState() if spec.window == "time" else time_batch.BatchState()
+    module: Any = expiring if spec.expiring else \
+        sliding_time if spec.window == "time" else time_batch
+    state: Any = expiring.ExpiringState() if spec.expiring else \
+        sliding_time.SlidingState() if spec.window == "time" else time_batch.BatchState()
     position = dict(zip(layout.columns("S"), range(4)))
     types = {c: a.type.value for c, a in zip(layout.columns("S"), layout.attributes("S"))}
     results = []
@@ -126,7 +152,8 @@ def _vectorised_one(query: str, events: list[InputEvent], cuts: list[int],
         selected = {o.column: column(o.column) for o in spec.outputs
                     if o.kind == "var" and o.column}
         args = (state, spec, np.array([e.ts for e in batch], np.int64),
-                np.array([_passes(query, e.data) for e in batch], bool),
+                np.array([(passes or (lambda d: _passes(query, d)))(e.data) for e in batch],
+                         bool),
                 [column(c) for c in spec.group_columns], values, selected)
         emitted = module.process(*args) if clocks is None else \
             sliding_time.process(*args, clock=np.array(clocks[lo:hi], np.int64))
@@ -146,9 +173,15 @@ def _vectorised_one(query: str, events: list[InputEvent], cuts: list[int],
                 if out.type.value in ("INT", "LONG") and isinstance(value, float):
                     value = int(value)
                 data.append(value)
-            order = (1, 0, 0, 0, 0) if spec.window == "time" else \
-                (0, spec.scheduler, 0, 0, 0, int(emitted.positions[j]))
-            results.append((batch[row].seq, order, int(emitted.ts[j]), _exact(data)))
+            expired = emitted.expired is not None and bool(emitted.expired[j])
+            if emitted.timer is not None and emitted.timer[j]:  # the window's timer
+                order = (0, spec.scheduler, 0, 0, 0, int(emitted.positions[j]))
+            elif spec.expiring:  # an input's chunk
+                order = (1, 0, 0, 0, int(emitted.positions[j]))
+            else:
+                order = (1, 0, 0, 0, 0) if spec.window == "time" else \
+                    (0, spec.scheduler, 0, 0, 0, int(emitted.positions[j]))
+            results.append((batch[row].seq, order, int(emitted.ts[j]), _exact(data), expired))
     return sorted(results)
 
 
@@ -163,12 +196,13 @@ def test_same_outputs_as_the_runtime(query: str, seed: int) -> None:
     events = _events(rng, rng.choice([40, 300, 1500]))
     cuts = sorted(rng.sample(range(1, len(events)), rng.randint(0, min(12, len(events) - 1))))
     analyzed = check(HEADER + query)
-    expected = sorted((o.seq, o.order, o.ts, _exact(o.data))
+    expected = sorted((o.seq, o.order, o.ts, _exact(o.data), o.expired)
                       for o in run_in_batches(analyzed, events))
     assert _vectorised(query, events, cuts) == expected
 
 
-SPLIT = [q for q in QUERIES if "time(" in q and "[" not in q.split("#")[0] and "group by" in q]
+SPLIT = [q for q in QUERIES if "time(" in q and "[" not in q.split("#")[0] and "group by" in q
+         and " events into" not in q]
 
 
 @pytest.mark.parametrize("query", SPLIT)
@@ -180,15 +214,16 @@ def test_split_by_key_with_the_streams_clock(query: str, seed: int) -> None:
     events = _events(rng, rng.choice([40, 300, 1500]))
     cuts = sorted(rng.sample(range(1, len(events)), rng.randint(0, min(12, len(events) - 1))))
     analyzed = check(HEADER + query)
-    expected = sorted((o.seq, o.order, o.ts, _exact(o.data))
+    expected = sorted((o.seq, o.order, o.ts, _exact(o.data), o.expired)
                       for o in run_in_batches(analyzed, events))
     assert _vectorised(query, events, cuts, buckets=rng.choice([2, 3, 5])) == expected
 
 
 @pytest.mark.parametrize("query", [
     "from S#window.time(20) select r, max(v) as m group by r insert into O;",
-    "from S#window.length(20) select r, avg(v) as a group by r insert into O;",
-    "from S#window.time(20) select r, avg(v) as a group by r insert all events into O;",
+    "from S#window.length(20) select r, max(v) as a group by r insert into O;",
+    "from S#window.length(0) select r, avg(v) as a group by r insert into O;",
+    "from S#window.timeBatch(20) select r, avg(v) as a group by r insert all events into O;",
     "from S#window.time(20) select r, sum(r) as s group by r insert into O;",
     "from S#window.time(20) select r, avg(v) as a group by v insert into O;",
     "from S#window.time(20) select r, avg(v) as a group by r having a > 1 insert into O;",
@@ -213,7 +248,7 @@ def test_a_second_stateful_query_keeps_the_group_in_the_runtime() -> None:
     assert plan_window_aggregate(analyzed, analyzed.queries, input_layout(analyzed)) is None
 
 
-@pytest.mark.parametrize("query", [QUERIES[1], QUERIES[7]])
+@pytest.mark.parametrize("query", [QUERIES[1], QUERIES[7], QUERIES[12], QUERIES[17]])
 @pytest.mark.parametrize("batch_size", [0, 60])
 def test_through_spark_as_the_runtime(query: str, batch_size: int, spark: object) -> None:
     from eddy.engine.layout import decode_data, encode_data
@@ -268,3 +303,51 @@ def test_the_spool_supplies_each_streams_running_clock(seed: int, tmp_path: Any)
         lo, hi = sorted(int(x) for x in rng.integers(0, total + 1, 2))
         got = [b.column(CLOCK).to_pylist() for b in reader.read(_Range(lo, hi))]
         assert sum(got, []) == expected[lo:hi].tolist()
+
+
+# -- expired events as outputs, on inputs and cuts hypothesis draws -------------------------
+
+_FILTERS = {"": lambda data: True, "[v > 0]": lambda data: data[2] is not None and data[2] > 0}
+
+
+@st.composite
+def _expiring_cases(draw: st.DrawFn) -> tuple[str, list[InputEvent], list[int]]:
+    """A sliding-window query that emits expired events (or a length window), events whose
+    timestamps tie, jump and go back (a timer asked for late, expiry by an arrival), and
+    micro-batch cuts."""
+    window = draw(st.sampled_from(["time", "length"]))
+    span = draw(st.integers(0, 12) if window == "time" else st.integers(1, 6))
+    events = draw(st.sampled_from(["all", "expired", "current"] if window == "length"
+                                  else ["all", "expired"]))
+    condition = draw(st.sampled_from(sorted(_FILTERS)))
+    grouped = draw(st.booleans())
+    selection = draw(st.sampled_from(["avg(v) as a, sum(v) as s, count() as c", "v",
+                                      "count() as c, r"]))
+    query = (f"from S{condition}#window.{window}({span}) select "
+             + ("k, " if grouped else "n, ") + selection
+             + (" group by k" if grouped else "") + f" insert {events} events into O;")
+    steps = draw(st.lists(st.sampled_from([0, 0, 1, 2, 3, 5, 9, 20, -2, -7, -30]),
+                          min_size=1, max_size=60))
+    rows, ts = [], 0
+    for seq, step in enumerate(steps):
+        ts = max(0, ts + step)
+        value = draw(st.sampled_from([None, 0.0, 1.5, -2.25, 0.1, 1e16, -1e16, math.inf]))
+        rows.append(InputEvent(seq, ts, "S", (draw(st.sampled_from(["a", "b", None])), 1,
+                                               value, draw(st.sampled_from([10, None])))))
+    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(rows) - 1)), max_size=6))
+                  - {len(rows)})
+    return query, rows, cuts
+
+
+@given(_expiring_cases())
+@settings(max_examples=150, deadline=None)
+def test_expired_events_as_the_runtime_emits_them(
+        case: tuple[str, list[InputEvent], list[int]]) -> None:
+    """Which events expire on a timer and which on an arrival, the ``_order`` of each, what
+    an expired event's output row reads: the runtime's, whatever the batch cuts."""
+    query, events, cuts = case
+    condition = next(c for c in _FILTERS if c and c in query) if "[" in query else ""
+    analyzed = check(HEADER + query)
+    expected = sorted((o.seq, o.order, o.ts, _exact(o.data), o.expired)
+                      for o in run_in_batches(analyzed, events))
+    assert _vectorised(query, events, cuts, passes=_FILTERS[condition]) == expected

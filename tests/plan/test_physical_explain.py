@@ -44,11 +44,11 @@ def _choices(app: str, capsys: pytest.CaptureFixture[str]) -> dict[str, tuple[st
 
 
 def test_the_seed_app(capsys: pytest.CaptureFixture[str]) -> None:
-    """As written, the seed's pattern runs in its own vectorised operator beside the
-    per-event runtime that runs the window (``insert all events`` is no vectorised shape);
-    its filter is Spark SQL."""
+    """As written, the seed's window (a global ``#window.time`` average, ``insert all
+    events``) and its pattern each run in a vectorised operator of their own, on one key,
+    and no per-event runtime is left; its filter is Spark SQL."""
     assert _choices("seed_temperature.siddhi", capsys) == {
-        "query-1": ("runtime", "one"), "query-2": ("followed-by", "one"),
+        "query-1": ("window-aggregate", "one"), "query-2": ("followed-by", "one"),
         "query-3": ("spark-sql", "none")}
     assert _choices("seed_pattern_alone.siddhi", capsys) == {
         "query-2": ("followed-by", "one"), "query-3": ("spark-sql", "none")}

@@ -13,7 +13,9 @@ class Emitted:
     """Outputs in emission order: ``rows`` are the micro-batch rows whose ``_seq`` they
     carry, ``ts`` their timestamps, ``positions`` their index within their emission;
     ``sums``/``counts`` ([outputs, arguments]) the argument sums and non-null counts,
-    ``sizes`` the events counted; ``values`` the selected attributes' values by column."""
+    ``sizes`` the events counted; ``values`` the selected attributes' values by column;
+    ``expired`` whether each output is an expired event and ``timer`` whether the window's
+    timer emitted it (None: all current, from inputs)."""
 
     rows: np.ndarray
     ts: np.ndarray
@@ -22,3 +24,5 @@ class Emitted:
     counts: np.ndarray
     sizes: np.ndarray
     values: Mapping[str, np.ndarray]
+    expired: np.ndarray | None = None
+    timer: np.ndarray | None = None

@@ -1,11 +1,12 @@
 """Which queries the vectorised window operators run, and what they need to know.
 
-A group qualifies when its one stateful query is ``from S[f]#window.time(t)`` or
-``#window.timeBatch(t)`` with a selection of plain attributes, ``avg`` (of a number),
-``sum`` (of a double) and ``count()``, optionally ``group by`` plain attributes that are not
-doubles, inserting current events into a stream, with no ``having``, ``order by``,
-``limit``/``offset`` or rate limiting, and no tables, named windows or aggregations in the
-app. Everything else stays in the per-event runtime.
+A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
+``#window.length(n)`` (``n`` >= 1) or ``#window.timeBatch(t)`` with a selection of plain
+attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally
+``group by`` plain attributes that are not doubles, inserting into a stream — current
+events, or for the sliding windows also ``all events`` or ``expired events`` — with no
+``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named windows
+or aggregations in the app. Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ _PLAIN_TYPES = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE, AttrType.STRING, A
 _NUMERIC = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE)
 _FILTER_NODES = (ast.Variable, ast.Constant, ast.BinaryOperation, ast.Not, ast.Negate,
                  ast.IsNull)
-WINDOWS = ("time", "timeBatch")
+WINDOWS = ("time", "timeBatch", "length")
+SLIDING = ("time", "length")
+"""Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,10 @@ class Output:
 class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
-    ``window`` is ``time`` or ``timeBatch``, ``span`` its length in ms; ``scheduler`` the
-    window's scheduler number in the app (part of a timer-driven output's ``_order``)."""
+    ``window`` is ``time``, ``length`` or ``timeBatch``, ``span`` its length (ms, or events
+    for ``length``); ``scheduler`` the window's scheduler number in the app (part of a
+    timer-driven output's ``_order``); ``events`` what the query inserts: ``current``,
+    ``expired`` or ``all`` events."""
 
     window: str
     span: int
@@ -51,6 +56,13 @@ class WindowSpec:
     argument_columns: tuple[str, ...]
     outputs: tuple[Output, ...]
     scheduler: int = 0
+    events: str = "current"
+
+    @property
+    def expiring(self) -> bool:
+        """Whether :mod:`.expiring` runs it (else :mod:`.sliding_time` or
+        :mod:`.time_batch`): expired events are outputs, or the window counts events."""
+        return self.window == "length" or self.events != "current"
 
 
 @dataclass(frozen=True)
@@ -77,7 +89,8 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if not (info.partition is None and isinstance(source, ast.SingleInputStream)
             and not source.inner and not source.fault
             and isinstance(query.output, ast.InsertIntoStream)
-            and info.target_kind == "stream" and query.output.event_type == "current"
+            and info.target_kind == "stream"
+            and query.output.event_type in ("current", "expired", "all")
             and query.output_rate is None and selector.having is None
             and not selector.order_by and selector.limit is None and selector.offset is None
             and selector.attributes is not None):
@@ -90,10 +103,13 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             and window.name in WINDOWS and len(window.args) == 1
             and all(isinstance(f, ast.Filter) and _plain_filter(f.expression) for f in filters)):
         return None
+    events = query.output.event_type
+    if events != "current" and window.name not in SLIDING:
+        return None
     span = constant_value(window.args[0])
     if not isinstance(span, int) or isinstance(span, bool) or \
-            (window.name == "timeBatch" and span <= 0):
-        return None
+            (window.name != "time" and span <= 0):
+        return None  # a length(0) window resets the aggregates on every event
     columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))
     types = {c: a.type for c, a in zip(layout.columns(stream), layout.attributes(stream))}
 
@@ -121,12 +137,12 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if window.name == "timeBatch" and not (aggregates or group_columns):
         return None  # every event of a batch goes out: a different selector path
     scheduler = 0
-    if window.name == "timeBatch":
+    if window.name != "length":
         from eddy.engine.runtime.group import scheduler_order
 
         scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
     spec = WindowSpec(window.name, span, tuple(c for c in group_columns if c is not None),
-                      tuple(arguments), tuple(outputs), scheduler)
+                      tuple(arguments), tuple(outputs), scheduler, events)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 

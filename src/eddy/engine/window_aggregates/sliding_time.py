@@ -87,8 +87,8 @@ def process(state: SlidingState, spec: WindowSpec, ts: np.ndarray, passing: np.n
         state.clock = int(clock[-1])
     threshold = clock - spec.span
     rows = np.flatnonzero(passing)
-    codes = _group_codes(state, [k[rows] for k in keys], len(rows))
-    _grow(state, len(state.keys[0]) if keys else 1, width)
+    codes = group_codes(state, [k[rows] for k in keys], len(rows))
+    grow(state, len(state.keys[0]) if keys else 1, width)
     old, adds = len(state.ts), len(rows)
     new_ts, new_marks = ts[rows], marks[rows]
     due = np.concatenate([np.searchsorted(threshold, state.ts, "left"),
@@ -128,12 +128,12 @@ def process(state: SlidingState, spec: WindowSpec, ts: np.ndarray, passing: np.n
 
     state.ts = np.concatenate([state.ts, new_marks])[gone:]
     state.group, state.values = all_group[gone:], all_values[gone:]
-    _drop_fresh_groups(state)
+    drop_fresh_groups(state)
     return Emitted(rows, new_ts, np.zeros(adds, np.int64), sums, counts, sizes,
                    {c: column[rows] for c, column in selected.items()})
 
 
-def _group_codes(state: SlidingState, keys: list[np.ndarray], rows: int) -> np.ndarray:
+def group_codes(state: SlidingState, keys: list[np.ndarray], rows: int) -> np.ndarray:
     """Each row's group number; groups keep their numbers across batches, new groups are
     numbered in order of first appearance. Without ``group by`` every row is group 0."""
     if not keys:
@@ -151,7 +151,8 @@ def _group_codes(state: SlidingState, keys: list[np.ndarray], rows: int) -> np.n
     return new
 
 
-def _grow(state: SlidingState, groups: int, width: int) -> None:
+def grow(state: SlidingState, groups: int, width: int) -> None:
+    """Zero sums, counts and sizes for groups numbered past the known ones."""
     assert state.sums is not None and state.counts is not None
     extra = groups - len(state.sizes)
     if extra > 0:
@@ -160,7 +161,7 @@ def _grow(state: SlidingState, groups: int, width: int) -> None:
         state.sizes = np.concatenate([state.sizes, np.zeros(extra, np.int64)])
 
 
-def _drop_fresh_groups(state: SlidingState) -> None:
+def drop_fresh_groups(state: SlidingState) -> None:
     """Forgets groups whose every state is as new (the runtime drops those too), so a stream
     of ever-new keys does not grow the state; renumbers the rest."""
     assert state.sums is not None and state.counts is not None

@@ -1,8 +1,8 @@
 """The Spark side of the vectorised window operators: the plan around them and the
 ``applyInPandasWithState`` function that hosts them.
 
-One state key, like the runtime's, unless the query is a ``#window.time`` with ``group by``
-and no filter and the source supplies the stream's running clock
+One state key, like the runtime's, unless the query is a ``#window.time`` with ``group by``,
+current events only and no filter and the source supplies the stream's running clock
 (:data:`~eddy.engine.layout.CLOCK`): then the state is split into the planner's hash
 buckets of the group key, spread over the shuffle partitions (so over the cores), and each
 bucket expires by the clock its rows carry (:mod:`.sliding_time` says why that is exact).
@@ -25,7 +25,7 @@ from eddy.engine.native import spark_compiler
 from eddy.engine.operator_part import KEY, OperatorPart, run_alone
 from eddy.engine.runtime.query_builder import UnsupportedQuery
 from eddy.engine.state_keys import hash_bucket
-from eddy.engine.window_aggregates import sliding_time, time_batch
+from eddy.engine.window_aggregates import expiring, sliding_time, time_batch
 from eddy.engine.window_aggregates.emitted import Emitted
 from eddy.engine.window_aggregates.plan import WindowPlan, WindowSpec
 from eddy.lang import ast
@@ -35,6 +35,8 @@ from eddy.lang.semantic import AnalyzedApp
 EVENT = "_event"  # the row is not an on-demand query
 PASS = "_pass"    # the row is an event of the query's stream that passes the filters
 POSITION = "_i"
+EXPIRED = "_x"   # the output is an expired event
+TIMER = "_timer"  # the window's timer emitted it
 _NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
 
 
@@ -75,16 +77,22 @@ def window_aggregate_part(analyzed: AnalyzedApp, plan: WindowPlan, source: DataF
     key = hash_bucket([F.col(c) for c in spec.group_columns], buckets, source.sparkSession) \
         if split else F.lit(0)
     schema = [(SEQ, "bigint"), (TS, "bigint")] + \
-        ([(POSITION, "int")] if spec.window == "timeBatch" else []) + \
+        ([(POSITION, "int")] if spec.window == "timeBatch" or spec.expiring else []) + \
+        ([(EXPIRED, "boolean"), (TIMER, "boolean")] if spec.expiring else []) + \
         [(f"o{i}", spark_type(out.type).simpleString()) for i, out in enumerate(spec.outputs)]
 
     def writer(col: Callable[[str], Column]) -> list[Column]:
         values = [col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
-        if spec.window == "time":  # an input reaching the query
-            order = F.array(*(F.lit(i) for i in (1, info.index, 0, 0, 0)))
-        else:  # the window's timer
-            order = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
-        return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), F.lit(False),
+        by_input = F.array(*(F.lit(i) for i in (1, info.index, 0, 0)),
+                           col(POSITION) if spec.expiring else F.lit(0))
+        by_timer = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
+        expired: Column = F.lit(False)
+        if spec.expiring:  # an input's chunk, or the window's timer
+            order = F.when(col(TIMER), by_timer).otherwise(by_input)
+            expired = col(EXPIRED)
+        else:
+            order = by_input if spec.window == "time" else by_timer
+        return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), expired,
                 F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
 
     return OperatorPart(rows.withColumn(KEY, key), make_step(spec, split), tuple(schema),
@@ -97,8 +105,10 @@ StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFram
 def make_step(spec: WindowSpec, split: bool = False) -> StepFunction:
     """The ``applyInPandasWithState`` function: one call per state key and micro-batch
     (``split``: the rows carry the stream's clock)."""
-    module = sliding_time if spec.window == "time" else time_batch
-    fresh = sliding_time.SlidingState if spec.window == "time" else time_batch.BatchState
+    module: Any = expiring if spec.expiring else \
+        sliding_time if spec.window == "time" else time_batch
+    fresh: Any = expiring.ExpiringState if spec.expiring else \
+        sliding_time.SlidingState if spec.window == "time" else time_batch.BatchState
     selected = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
 
     def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
@@ -129,11 +139,15 @@ def make_step(spec: WindowSpec, split: bool = False) -> StepFunction:
 
 
 def output_frame(spec: WindowSpec, emitted: Emitted, seq: np.ndarray) -> pd.DataFrame:
-    """The operator's output rows: ``_seq``, ``_ts``, (``_i`` for a batch window's flush,)
-    then ``o<i>`` per selected attribute."""
+    """The operator's output rows: ``_seq``, ``_ts``, (``_i``, the position in a batch
+    window's flush or in a chunk's emission,) (``_x``, ``_timer`` when expired events go
+    out,) then ``o<i>`` per selected attribute."""
     frame: dict[str, Any] = {SEQ: seq[emitted.rows], TS: emitted.ts}
-    if spec.window == "timeBatch":
+    if spec.window == "timeBatch" or spec.expiring:
         frame[POSITION] = emitted.positions.astype(np.int32)
+    if spec.expiring:
+        assert emitted.expired is not None and emitted.timer is not None
+        frame[EXPIRED], frame[TIMER] = emitted.expired, emitted.timer
     frame.update(output_columns(spec, emitted))
     return pd.DataFrame(frame)
 

@@ -3,17 +3,20 @@
 Applies to each query left after rule 1 that stands alone in its group (it reads only the
 group's input streams and no query of the group reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
-table, named window or aggregation, and the query is ``from S[f]#window.time(t)`` or
-``#window.timeBatch(t)`` selecting plain attributes, ``avg``, ``sum`` of a double and
-``count()`` (optionally ``group by`` non-double attributes) into a stream, with no
-``having``, ``order by``, ``limit`` or rate limit (:mod:`eddy.engine.window_aggregates`
-builds the kernel and says whether it can).
+table, named window or aggregation, and the query is ``from S[f]#window.time(t)``,
+``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``, ``sum``
+of a double and ``count()`` (optionally ``group by`` non-double attributes) into a stream —
+current events, or for ``time``/``length`` also all or expired events — with no ``having``,
+``order by``, ``limit`` or rate limit (:mod:`eddy.engine.window_aggregates` builds the
+kernel and says whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
 group's input rows alone (other queries in other operators do not change them). Its state is one key, except a ``time`` window with
-``group by`` and no filter when every row carries its stream's clock: then hash buckets of
-the ``group by`` values, each bucket expiring by the stream's clock, not its own.
+``group by``, current events only and no filter when every row carries its stream's clock:
+then hash buckets of the ``group by`` values, each bucket expiring by the stream's clock, not
+its own. (Expired events that are outputs leave when the window's timer fires, and one
+group's event sets the timer that expires every group's: one key.)
 """
 
 from __future__ import annotations
@@ -45,12 +48,15 @@ def _place(planning: Planning, info: QueryInfo) -> None:
     window = source.handlers[-1]
     assert isinstance(window, ast.Window)
     group_by = info.query.selector.group_by
+    output = info.query.output
+    current = isinstance(output, ast.InsertIntoStream) and output.event_type == "current"
     split = (window.name == "time" and bool(group_by) and len(source.handlers) == 1
-             and planning.sources.clock)
+             and current and planning.sources.clock)
     key = StateKey("buckets", tuple((source.stream, v.attribute) for v in group_by),
                    BUCKETS) if split else ONE_KEY
     why = f"it aggregates a #window.{window.name} of {source.stream}"
-    if not split:
-        why += (" (one key: without each row's stream clock a bucket's own clock would "
-                "expire late)" if window.name == "time" and group_by else "")
+    if not split and window.name == "time" and group_by:
+        why += (" (one key: the window's timer expires every group's events)" if not current
+                else " (one key: without each row's stream clock a bucket's own clock would "
+                "expire late)")
     planning.choose(QueryChoice(info.id, "window-aggregate", key, NAME, why))
