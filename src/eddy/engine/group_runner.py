@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.listener import StreamingQueryListener
 from pyspark.sql.streaming.query import StreamingQuery
 
@@ -198,6 +198,7 @@ class GroupRunner:
         self.real_time_batch_ms = real_time_batch_ms
         self._bridge: Bridge | None = None
         self._passing = False  # a passthrough group is started (it has no query)
+        self._planned: DataFrame | None = None  # the micro-batch query's plan, see plan()
         self._metrics = GroupMetrics(self.analyzed,
                                      {s: self.input_topic(s) for s in self.topics.inputs})
 
@@ -258,13 +259,7 @@ class GroupRunner:
             self._passing = True
             return
         spark = self._spark or get_spark()
-        layout = self._layout
-        topics = [(s, self.input_topic(s)) for s in self.topics.inputs]
-        if self.topics.store is not None:
-            topics.append((STORE_STREAM, self.topics.store))
-        if self.tick_topic is not None:
-            topics.append((TICK_STREAM, self.tick_topic))
-        inputs = self.topics.input(layout, topics)
+        inputs = self._inputs()
         self._sink = BusSink(self._bus, self.topics.outputs, self.topics.queries, self.name,
                              on_output=self.on_output, on_answers=self._requests.resolve,
                              before_write=self.before_write,
@@ -274,10 +269,8 @@ class GroupRunner:
         if self.real_time_batch_ms is not None:
             self._query = self._try_real_time(spark, inputs, self.real_time_batch_ms)
         if self._query is None:
-            source = selected(read_group_input(spark, self.bus_url, inputs, self.name,
-                                               max_rows_per_batch=self.max_rows_per_batch),
-                              inputs)
-            outputs = compile_group(self.app_text, source, layout)
+            outputs = self._planned if self._planned is not None else self._plan(spark)
+            self._planned = None  # used once: a later start plans afresh
             planned = time.monotonic()
             self._query = (outputs.writeStream.foreachBatch(self._sink)
                            .trigger(processingTime=self.trigger_interval)
@@ -294,6 +287,32 @@ class GroupRunner:
             self._heartbeat = Heartbeat(self._bus, self.tick_topic,
                                         [self.input_topic(s) for s in self.topics.inputs])
             self._heartbeat.start()
+
+    def plan(self) -> None:
+        """Builds the group's micro-batch query (its source over the bus and the compiled
+        operators) ahead of :meth:`start`, which then only starts it: Spark instantiates the
+        Python data source in a worker of its own, a good part of a start (an HA passive
+        plans its apps so, and its takeover starts sooner). The plan holds no position and
+        no state: the query resumes from the checkpoint as it is when it starts, and a plan
+        may be started again after a stop."""
+        if self.passthrough or self.real_time_batch_ms is not None:
+            return  # nothing to plan / a real-time query plans its own source
+        self._planned = self._plan(self._spark or get_spark())
+
+    def _inputs(self) -> GroupInput:
+        topics = [(s, self.input_topic(s)) for s in self.topics.inputs]
+        if self.topics.store is not None:
+            topics.append((STORE_STREAM, self.topics.store))
+        if self.tick_topic is not None:
+            topics.append((TICK_STREAM, self.tick_topic))
+        return self.topics.input(self._layout, topics)
+
+    def _plan(self, spark: SparkSession) -> DataFrame:
+        inputs = self._inputs()
+        source = selected(read_group_input(spark, self.bus_url, inputs, self.name,
+                                           max_rows_per_batch=self.max_rows_per_batch),
+                          inputs)
+        return compile_group(self.app_text, source, self._layout)
 
     def real_time_refusal(self, spark: SparkSession) -> str | None:
         """Why the group cannot run in real-time mode (:mod:`eddy.engine.realtime`), or None

@@ -78,6 +78,13 @@ class AppView:
 PASSIVE_NOTE = "passive HA node: validated and compiled, not running"
 
 
+def _warmable(analyzed: AnalyzedApp | None) -> bool:
+    """Whether the passive warms the app up and plans it ahead: not with tables or
+    aggregations, whose queries write to databases (see the runner's ``warm_up``)."""
+    return analyzed is not None and not {d.kind for d in analyzed.streams.values()} \
+        & {"table", "aggregation"}
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -111,6 +118,8 @@ class AppRegistry:
         """Minimum HA: deploy apps without running them (see the module docstring)."""
         self._role_changes = 0  # go_active/go_passive requests so far (see go_active)
         self._compiled: set[str] = set()  # apps that passed validation and planning
+        self._planned: dict[str, AppRunner] = {}
+        """Passive: runners whose queries are planned but not started (see :meth:`_plan`)."""
         self.batch_hook: Callable[[str, Path], Callable[[int], None]] | None = None
         """Minimum HA, distributed children: ``(app, checkpoint) -> before_write`` for each
         runner's spec."""
@@ -300,6 +309,7 @@ class AppRegistry:
         redeploy = name in self._digests
         self._stop_io(name)
         self._stop_runner(name)
+        self._planned.pop(name, None)
         with self._lock:
             self._digests[name] = digest
         self._deploy(name, text, redeploy)
@@ -334,7 +344,8 @@ class AppRegistry:
             return
         if self.passive:
             log.info("app %s deployed as passive: validated and compiled, not running", name)
-            self._warm(name, text, analyzed)  # passive once it would take over warm
+            if self._warm(name, text, analyzed):  # passive once it would take over warm
+                self._plan(name, text)
             self._publish(AppView(name, text, "passive", _now_ms(), analyzed=analyzed,
                                   note=PASSIVE_NOTE))
             return
@@ -417,21 +428,43 @@ class AppRegistry:
                 return note
         return None
 
-    def _warm(self, name: str, text: str, analyzed: AnalyzedApp) -> None:
+    def _warm(self, name: str, text: str, analyzed: AnalyzedApp) -> bool:
+        """Runs the passive's warm-up of the app; whether it ran."""
         if self.warm_up is None:
-            return
+            return False
         began = time.monotonic()
         try:
             skipped = self.warm_up(self._spec(name, text), analyzed)
         except Exception as error:  # a takeover then only starts cold
             log.warning("app %s: the passive's warm-up run failed: %s", name,
                         str(error).splitlines()[0][:300] if str(error) else error)
-            return
+            return False
         if skipped is not None:
             log.info("app %s: not warmed up on the passive: %s", name, skipped)
-        else:
-            log.info("app %s: warmed up on the passive in %.1f s", name,
-                     time.monotonic() - began)
+            return False
+        log.info("app %s: warmed up on the passive in %.1f s", name, time.monotonic() - began)
+        return True
+
+    def _plan(self, name: str, text: str) -> None:
+        """Passive: builds the app's runner and plans its queries, so that a takeover only
+        starts them (planning instantiates the bus source in a Spark worker of its own).
+        Only for apps the warm-up ran, whose queries are known to plan without touching
+        anything outside the node."""
+        plan = None
+        try:
+            runner = self._factory(self._spec(name, text))
+            plan = getattr(runner, "plan", None)
+            if plan is None:
+                return
+            began = time.monotonic()
+            plan()
+        except Exception as error:  # the takeover plans it then
+            log.warning("app %s: could not plan its queries ahead: %s", name,
+                        str(error).splitlines()[0][:300] if str(error) else error)
+            return
+        self._planned[name] = runner
+        log.info("app %s: queries planned ahead on the passive in %.1f s", name,
+                 time.monotonic() - began)
 
     def _spec(self, name: str, text: str) -> AppSpec:
         """What a runner needs: the app as it runs, with its ``${NAME}`` variables filled in
@@ -445,7 +478,7 @@ class AppRegistry:
     def _start(self, name: str, text: str) -> AppRunner:
         spec = self._spec(name, text)
         spec.checkpoint_dir.parent.mkdir(parents=True, exist_ok=True)
-        runner = self._factory(spec)
+        runner = self._planned.pop(name, None) or self._factory(spec)
         runner.start()
         return runner
 
@@ -493,6 +526,7 @@ class AppRegistry:
             self._digests.pop(name, None)
             self._compiled.discard(name)
             existed = self._apps.pop(name, None) is not None
+        self._planned.pop(name, None)
         self._stop_io(name)
         self._stop_runner(name)
         if existed:
@@ -521,6 +555,10 @@ class AppRegistry:
                     self._apps[name] = replace(view, state="passive", note=PASSIVE_NOTE,
                                                error=None)
         log.info("every app stopped: %s", reason)
+        for view in self.views():  # warm since it ran here: ready for the next takeover
+            if view.state == "passive" and view.name not in self._planned \
+                    and self.warm_up is not None and _warmable(view.analyzed):
+                self._plan(view.name, view.text)
 
     def _to_active(self, prepare: Callable[[str], None], change: int) -> None:
         if change != self._role_changes:
