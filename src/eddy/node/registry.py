@@ -15,7 +15,9 @@ app the worker keeps the old state as a revision, starts the app afresh and says
 log and the app's status (WSO2 SP fails the deployment instead: siddhi#796).
 
 **Passive (minimum HA).** While :attr:`AppRegistry.passive` is set, an app is validated
-and compiled but not started: ``passive``, no query, no sources, no sinks.
+and compiled but not started: ``passive``, no query, no sources, no sinks; with a
+``warm_up`` it is also run once on scratch inputs and its queries are planned, so that
+activating it only starts them.
 :meth:`AppRegistry.go_active` starts them all (after the HA role keeper brought each
 checkpoint up to the active's), :meth:`AppRegistry.go_passive` stops them all.
 """
