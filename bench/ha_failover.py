@@ -144,6 +144,14 @@ class Feeder(threading.Thread):
                     time.sleep(ahead)
 
 
+def settled(nodes: list[HaNode], app: str) -> HaNode | None:
+    """The node running ``app`` when the other holds it passive, else None."""
+    states = [n.app_status(app) for n in nodes]
+    if sorted(map(str, states)) != ["active", "passive"]:
+        return None
+    return nodes[states.index("active")]
+
+
 def failovers(root: Path, runs: int) -> list[float]:
     group, table = unique("g"), unique("P_")
     bus_url = f"{NATS_URL}?app={unique('hab')}"
@@ -173,13 +181,12 @@ def _failovers(nodes: list[HaNode], app: str, subject: str, bus_url: str, runs: 
         feeder.start()
         rng = random.Random(7)
         for run in range(runs):
-            # On a loaded machine the lease may have moved meanwhile: wait for a settled pair.
-            active = wait_for(lambda: next((n for n in nodes if n.status() == "active"), None),
-                              START_S, "an active node", interval=0.2)
+            # On a loaded machine the lease may move while the pair settles (a starved
+            # keeper steps down): the active is whichever node runs the app once it does.
+            active = wait_for(lambda: settled(nodes, app), START_S,
+                              "the app active on one node and passive on the other",
+                              interval=0.2)
             successor = nodes[1 - nodes.index(active)]
-            wait_for(lambda: active.app_status(app) == "active"
-                     and successor.app_status(app) == "passive", START_S,
-                     "the app active on one node and passive on the other", interval=0.2)
             print(f"run {run + 1}: {active.node_id} active, {successor.node_id} passive",
                   flush=True)
             time.sleep(rng.uniform(2, 6))
