@@ -480,7 +480,9 @@ class AppRegistry:
     def _start(self, name: str, text: str) -> AppRunner:
         spec = self._spec(name, text)
         spec.checkpoint_dir.parent.mkdir(parents=True, exist_ok=True)
-        runner = self._planned.pop(name, None) or self._factory(spec)
+        runner = self._planned.pop(name, None)  # planned ahead on a passive node
+        if runner is None:
+            runner = self._factory(spec)
         runner.start()
         return runner
 
