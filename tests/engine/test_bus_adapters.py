@@ -165,7 +165,8 @@ def test_restart_and_crash_mid_batch_resume_exactly(spark: Any, bus_url: str, bu
     """Micro-batches of at most 10 events. Stop cleanly between batches after a third of
     the input; crash in the middle of a batch (its outputs already on the bus, the batch
     not committed) after another; restart and append the rest: the output topics hold
-    exactly the output of an uninterrupted run."""
+    exactly the output of an uninterrupted run. The restarted runner's query was planned
+    before the crash (as an HA passive plans ahead): a plan holds no position."""
     checkpoint = tmp_path / "checkpoint"
     first = _runner(spark, bus_url, checkpoint, max_rows_per_batch=10)
     first.start()
@@ -189,6 +190,10 @@ def test_restart_and_crash_mid_batch_resume_exactly(spark: Any, bus_url: str, bu
             crashed.append(batch_id)
             raise RuntimeError("simulated crash after the outputs were appended")
 
+    replayed: list[int] = []
+    third = _runner(spark, bus_url, checkpoint, max_rows_per_batch=10,
+                    on_output=lambda batch_id, tables: replayed.append(batch_id))
+    third.plan()
     second = _runner(spark, bus_url, checkpoint, on_output=crash_after_writing,
                      max_rows_per_batch=10)
     second.start()
@@ -201,9 +206,6 @@ def test_restart_and_crash_mid_batch_resume_exactly(spark: Any, bus_url: str, bu
     assert len(crashed) == 1
     assert len(output_events(bus, "Hot")) > len([t for t in _thirds(TEMPS)[0] if t[2] > 25])
 
-    replayed: list[int] = []
-    third = _runner(spark, bus_url, checkpoint, max_rows_per_batch=10,
-                    on_output=lambda batch_id, tables: replayed.append(batch_id))
     third.start()
     try:
         assert third.await_idle(WAIT_S)  # the crashed batch, replayed

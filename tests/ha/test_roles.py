@@ -126,6 +126,10 @@ def test_sigkill_moves_the_lease_and_the_killed_node_returns_passive(nodes: list
     role = passive.ha()
     assert role is not None and role["epoch"] == epoch + 1
     active.start()
+    # From its first answer on, a restarted node is in the group and not the active one
+    # (it once answered as a single node, "active", until its role keeper's first round).
+    first = active.ha()
+    assert first is not None and first["mode"] == "ha" and first["status"] != "active", first
     wait_for(lambda: active.status() == "passive", 60, f"{active.node_id} to rejoin")
     assert active.ha()["holder"] == passive.node_id  # type: ignore[index]
 

@@ -72,6 +72,11 @@ class AppGroups:
                 runner.stop()
             raise
 
+    def plan(self) -> None:
+        """Plans every group's query ahead of :meth:`start` (:meth:`GroupRunner.plan`)."""
+        for runner in self.runners:
+            runner.plan()
+
     def stop(self) -> None:
         """Stops every group, consumers of a topic before its producers."""
         for runner in reversed(self.runners):

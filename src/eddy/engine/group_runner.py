@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.listener import StreamingQueryListener
 from pyspark.sql.streaming.query import StreamingQuery
 
@@ -84,6 +84,9 @@ two run different sources, and switching between them resumes from the bus posit
 MIN_BATCH_MS = "spark.sql.streaming.realTimeMode.minBatchDuration"
 SPARK_MIN_BATCH_MS = 5000
 STORE_QUERY_TIMEOUT_S = 60.0
+LOG_FIRST_PROGRESS = 3
+"""Batches after a start whose progress is logged with the time since the start (where a
+restart, e.g. an HA takeover, spends its time)."""
 # The sink's counters per checkpoint, so a group's figures grow across the restarts of its
 # query in this process (a backup or restore restarts it) instead of falling back to zero.
 _stats: dict[Path, SinkStats] = {}
@@ -195,6 +198,7 @@ class GroupRunner:
         self.real_time_batch_ms = real_time_batch_ms
         self._bridge: Bridge | None = None
         self._passing = False  # a passthrough group is started (it has no query)
+        self._planned: DataFrame | None = None  # the micro-batch query's plan, see plan()
         self._metrics = GroupMetrics(self.analyzed,
                                      {s: self.input_topic(s) for s in self.topics.inputs})
 
@@ -246,20 +250,16 @@ class GroupRunner:
         """Creates the topics and starts the streaming query (resuming its checkpoint)."""
         if self._query is not None and self._query.isActive:
             raise RuntimeError(f"group {self.name} is already running")
+        began = time.monotonic()
         self._claim_checkpoint()
         self._bus = self._bus or open_bus(self.bus_url)
         self.create_topics(self._bus)
+        topics_ready = time.monotonic()
         if self.passthrough:
             self._passing = True
             return
         spark = self._spark or get_spark()
-        layout = self._layout
-        topics = [(s, self.input_topic(s)) for s in self.topics.inputs]
-        if self.topics.store is not None:
-            topics.append((STORE_STREAM, self.topics.store))
-        if self.tick_topic is not None:
-            topics.append((TICK_STREAM, self.tick_topic))
-        inputs = self.topics.input(layout, topics)
+        inputs = self._inputs()
         self._sink = BusSink(self._bus, self.topics.outputs, self.topics.queries, self.name,
                              on_output=self.on_output, on_answers=self._requests.resolve,
                              before_write=self.before_write,
@@ -269,21 +269,50 @@ class GroupRunner:
         if self.real_time_batch_ms is not None:
             self._query = self._try_real_time(spark, inputs, self.real_time_batch_ms)
         if self._query is None:
-            source = selected(read_group_input(spark, self.bus_url, inputs, self.name,
-                                               max_rows_per_batch=self.max_rows_per_batch),
-                              inputs)
-            outputs = compile_group(self.app_text, source, layout)
+            outputs = self._planned if self._planned is not None else self._plan(spark)
+            self._planned = None  # used once: a later start plans afresh
+            planned = time.monotonic()
             self._query = (outputs.writeStream.foreachBatch(self._sink)
                            .trigger(processingTime=self.trigger_interval)
                            .option("checkpointLocation", str(self.checkpoint_dir / "spark"))
                            .queryName(f"eddy:{self.name}").start())
+            log.info("group %s: query started in %.2f s (bus topics %.2f s, plan %.2f s, "
+                     "Spark start %.2f s)", self.name, time.monotonic() - began,
+                     topics_ready - began, planned - topics_ready, time.monotonic() - planned)
         self._sink.bind(str(self._query.id))
-        self._positions = _CommitPositions(self.bus_url, self.name, str(self._query.id))
+        self._positions = _CommitPositions(self.bus_url, self.name, str(self._query.id),
+                                           started=began)
         spark.streams.addListener(self._positions)
         if self.tick_topic is not None:
             self._heartbeat = Heartbeat(self._bus, self.tick_topic,
                                         [self.input_topic(s) for s in self.topics.inputs])
             self._heartbeat.start()
+
+    def plan(self) -> None:
+        """Builds the group's micro-batch query (its source over the bus and the compiled
+        operators) ahead of :meth:`start`, which then only starts it: Spark instantiates the
+        Python data source in a worker of its own, a good part of a start (an HA passive
+        plans its apps so, and its takeover starts sooner). The plan holds no position and
+        no state: the query resumes from the checkpoint as it is when it starts, and a plan
+        may be started again after a stop."""
+        if self.passthrough or self.real_time_batch_ms is not None:
+            return  # nothing to plan / a real-time query plans its own source
+        self._planned = self._plan(self._spark or get_spark())
+
+    def _inputs(self) -> GroupInput:
+        topics = [(s, self.input_topic(s)) for s in self.topics.inputs]
+        if self.topics.store is not None:
+            topics.append((STORE_STREAM, self.topics.store))
+        if self.tick_topic is not None:
+            topics.append((TICK_STREAM, self.tick_topic))
+        return self.topics.input(self._layout, topics)
+
+    def _plan(self, spark: SparkSession) -> DataFrame:
+        inputs = self._inputs()
+        source = selected(read_group_input(spark, self.bus_url, inputs, self.name,
+                                           max_rows_per_batch=self.max_rows_per_batch),
+                          inputs)
+        return compile_group(self.app_text, source, self._layout)
 
     def real_time_refusal(self, spark: SparkSession) -> str | None:
         """Why the group cannot run in real-time mode (:mod:`eddy.engine.realtime`), or None
@@ -444,11 +473,14 @@ class GroupRunner:
         """Waits (at most ``timeout`` s) until the query has initialised its source — started
         its Python source worker, which Spark allows only 10 s to connect back — so that
         an app's groups start their workers one after another, not all at once."""
-        deadline = time.monotonic() + timeout
+        began = time.monotonic()
+        deadline = began + timeout
         while self._query is not None and self._query.isActive and \
                 self._query.lastProgress is None and time.monotonic() < deadline and \
                 "Initializing" in str(self._query.status.get("message", "")):
             time.sleep(_POLL_S)
+        log.info("group %s: source initialised after %.2f s more", self.name,
+                 time.monotonic() - began)
 
     def _raise_if_failed(self) -> None:
         assert self._query is not None
@@ -524,8 +556,11 @@ class _CommitPositions(StreamingQueryListener):
     the next batch, writes the same numbers. Runs on Spark's listener thread with a bus of
     its own, opened on the first progress."""
 
-    def __init__(self, bus_url: str, consumer: str, query_id: str) -> None:
+    def __init__(self, bus_url: str, consumer: str, query_id: str,
+                 started: float | None = None) -> None:
         self.bus_url, self.consumer, self.query_id = bus_url, consumer, query_id
+        self._started = time.monotonic() if started is None else started
+        self._logged = 0
         self._bus: Bus | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -537,6 +572,11 @@ class _CommitPositions(StreamingQueryListener):
         progress = event.progress
         if str(progress.id) != self.query_id or not progress.sources:
             return
+        if self._logged < LOG_FIRST_PROGRESS:
+            self._logged += 1
+            log.info("%s: batch %s (%d rows) done %.2f s after the start; its steps in ms: %s",
+                     self.consumer, progress.batchId, progress.numInputRows,
+                     time.monotonic() - self._started, dict(progress.durationMs))
         end = progress.sources[0].endOffset
         offsets: Offsets = json.loads(end) if isinstance(end, str) else dict(end or {})
         with self._lock:

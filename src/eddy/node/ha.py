@@ -5,14 +5,17 @@ and persistence databases and the same bus; nothing else is shared (separate dat
 possibly separate hosts). A thread renews or takes the group's lease every
 ``heartbeatInterval`` (:mod:`eddy.store.lease`) and makes the node match it:
 
-* **Passive.** Every app is deployed — validated, compiled, Spark started — and not running
-  (:attr:`AppRegistry.passive`: no query, no source port, no pulling source read, no sink).
+* **Passive.** Every app is deployed — validated, compiled, Spark started, warmed up on a
+  scratch bus and its queries planned (:meth:`AppRegistry._plan`: a takeover only starts
+  them) — and not running (:attr:`AppRegistry.passive`: no query, no source port, no pulling
+  source read, no sink).
   Every ``eventPollingInterval`` it pulls the active's checkpoint mirror
   (:mod:`eddy.store.revisions`) into its own checkpoint folders, so it is never more than a
   poll behind, and ``in_sync`` says whether it has the newest.
 * **Takeover** (the lease was free or expired, by the database's clock): raise the fence
   to the new epoch in ``PERSISTENCE_DB`` (:mod:`eddy.store.fence`), pull each app's mirror
-  one last time — nothing can be added to it now — and start the apps. Each app resumes
+  one last time — nothing can be added to it now — and start the apps, each app's sources
+  and sinks beside its query (they only land events on the bus). Each app resumes
   from the old active's last micro-batch; apps that never ran resume from their committed
   bus positions.
 * **Losing the lease** (taken over, or not renewed in time because the database is out of

@@ -15,7 +15,9 @@ app the worker keeps the old state as a revision, starts the app afresh and says
 log and the app's status (WSO2 SP fails the deployment instead: siddhi#796).
 
 **Passive (minimum HA).** While :attr:`AppRegistry.passive` is set, an app is validated
-and compiled but not started: ``passive``, no query, no sources, no sinks.
+and compiled but not started: ``passive``, no query, no sources, no sinks; with a
+``warm_up`` it is also run once on scratch inputs and its queries are planned, so that
+activating it only starts them.
 :meth:`AppRegistry.go_active` starts them all (after the HA role keeper brought each
 checkpoint up to the active's), :meth:`AppRegistry.go_passive` stops them all.
 """
@@ -79,6 +81,13 @@ class AppView:
 PASSIVE_NOTE = "passive HA node: validated and compiled, not running"
 
 
+def _warmable(analyzed: AnalyzedApp | None) -> bool:
+    """Whether the passive warms the app up and plans it ahead: not with tables or
+    aggregations, whose queries write to databases (see the runner's ``warm_up``)."""
+    return analyzed is not None and not {d.kind for d in analyzed.streams.values()} \
+        & {"table", "aggregation"}
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -112,6 +121,8 @@ class AppRegistry:
         """Minimum HA: deploy apps without running them (see the module docstring)."""
         self._role_changes = 0  # go_active/go_passive requests so far (see go_active)
         self._compiled: set[str] = set()  # apps that passed validation and planning
+        self._planned: dict[str, AppRunner] = {}
+        """Passive: runners whose queries are planned but not started (see :meth:`_plan`)."""
         self.batch_hook: Callable[[str, Path], Callable[[int], None]] | None = None
         """Minimum HA, distributed children: ``(app, checkpoint) -> before_write`` for each
         runner's spec."""
@@ -301,6 +312,7 @@ class AppRegistry:
         redeploy = name in self._digests
         self._stop_io(name)
         self._stop_runner(name)
+        self._planned.pop(name, None)
         with self._lock:
             self._digests[name] = digest
         self._deploy(name, text, redeploy)
@@ -332,7 +344,8 @@ class AppRegistry:
             return
         if self.passive:
             log.info("app %s deployed as passive: validated and compiled, not running", name)
-            self._warm(name, text, analyzed)  # passive once it would take over warm
+            if self._warm(name, text, analyzed):  # passive once it would take over warm
+                self._plan(name, text)
             self._publish(AppView(name, text, "passive", _now_ms(), analyzed=analyzed,
                                   note=PASSIVE_NOTE))
             return
@@ -340,18 +353,32 @@ class AppRegistry:
 
     def _run(self, name: str, text: str, analyzed: AnalyzedApp, note: str | None,
              verb: str) -> None:
-        """Starts a validated app's query, then its sources and sinks."""
+        """Starts a validated app's query, then its sources and sinks. On an HA takeover
+        (``activated``) the sources and sinks start while the query starts: the app ran on
+        the other node, its topics hold what they accepted, and a client that failed over is
+        answered a query start sooner (the sources only land events on the bus)."""
         began = time.monotonic()
+        io: Future[None] | None = None
+        if verb == "activated":
+            io = Future()
+            threading.Thread(target=self._start_io_into, args=(io, name, text, analyzed),
+                             name=f"eddy-io-start-{name}", daemon=True).start()
         try:
             runner = self._start(name, text)
         except Exception as error:
             log.exception("app %s could not start", name)
+            if io is not None:
+                io.exception()  # wait for it, then stop what it started
+                self._stop_io(name)
             self._publish(AppView(name, text, "faulty", _now_ms(), analyzed=analyzed,
                                   error={"message": f"cannot start: {error}"}, note=note))
             return
         started = time.monotonic()
         try:
-            self._start_io(name, text, analyzed)
+            if io is None:
+                self._start_io(name, text, analyzed)
+            else:
+                io.result()
         except Exception as error:
             log.exception("the sources or sinks of app %s could not start", name)
             try:
@@ -364,8 +391,8 @@ class AppRegistry:
             return
         log.info("%s app %s%s", verb, name, f" ({note})" if note else "")
         if verb == "activated":  # where a takeover spends its time
-            log.info("app %s: query started in %.1f s, sources and sinks in %.1f s", name,
-                     started - began, time.monotonic() - started)
+            log.info("app %s: query started in %.1f s, sources and sinks beside it", name,
+                     started - began)
         self._publish(AppView(name, text, "active", _now_ms(), note=note, analyzed=analyzed),
                       runner)
 
@@ -401,21 +428,43 @@ class AppRegistry:
                 return note
         return None
 
-    def _warm(self, name: str, text: str, analyzed: AnalyzedApp) -> None:
+    def _warm(self, name: str, text: str, analyzed: AnalyzedApp) -> bool:
+        """Runs the passive's warm-up of the app; whether it ran."""
         if self.warm_up is None:
-            return
+            return False
         began = time.monotonic()
         try:
             skipped = self.warm_up(self._spec(name, text), analyzed)
         except Exception as error:  # a takeover then only starts cold
             log.warning("app %s: the passive's warm-up run failed: %s", name,
                         str(error).splitlines()[0][:300] if str(error) else error)
-            return
+            return False
         if skipped is not None:
             log.info("app %s: not warmed up on the passive: %s", name, skipped)
-        else:
-            log.info("app %s: warmed up on the passive in %.1f s", name,
-                     time.monotonic() - began)
+            return False
+        log.info("app %s: warmed up on the passive in %.1f s", name, time.monotonic() - began)
+        return True
+
+    def _plan(self, name: str, text: str) -> None:
+        """Passive: builds the app's runner and plans its queries, so that a takeover only
+        starts them (planning instantiates the bus source in a Spark worker of its own).
+        Only for apps the warm-up ran, whose queries are known to plan without touching
+        anything outside the node."""
+        plan = None
+        try:
+            runner = self._factory(self._spec(name, text))
+            plan = getattr(runner, "plan", None)
+            if plan is None:
+                return
+            began = time.monotonic()
+            plan()
+        except Exception as error:  # the takeover plans it then
+            log.warning("app %s: could not plan its queries ahead: %s", name,
+                        str(error).splitlines()[0][:300] if str(error) else error)
+            return
+        self._planned[name] = runner
+        log.info("app %s: queries planned ahead on the passive in %.1f s", name,
+                 time.monotonic() - began)
 
     def _spec(self, name: str, text: str) -> AppSpec:
         """What a runner needs: the app as it runs, with its ``${NAME}`` variables filled in
@@ -429,7 +478,9 @@ class AppRegistry:
     def _start(self, name: str, text: str) -> AppRunner:
         spec = self._spec(name, text)
         spec.checkpoint_dir.parent.mkdir(parents=True, exist_ok=True)
-        runner = self._factory(spec)
+        runner = self._planned.pop(name, None)  # planned ahead on a passive node
+        if runner is None:
+            runner = self._factory(spec)
         runner.start()
         return runner
 
@@ -441,6 +492,16 @@ class AppRegistry:
         io.start()
         with self._lock:
             self._io[name] = io
+
+    def _start_io_into(self, done: Future[None], name: str, text: str,
+                       analyzed: AnalyzedApp) -> None:
+        """:meth:`_start_io` on a thread of its own, its outcome into ``done``."""
+        try:
+            self._start_io(name, text, analyzed)
+        except BaseException as error:  # noqa: BLE001 - handed to the lifecycle thread
+            done.set_exception(error)
+        else:
+            done.set_result(None)
 
     def _stop_io(self, name: str) -> None:
         with self._lock:
@@ -467,6 +528,7 @@ class AppRegistry:
             self._digests.pop(name, None)
             self._compiled.discard(name)
             existed = self._apps.pop(name, None) is not None
+        self._planned.pop(name, None)
         self._stop_io(name)
         self._stop_runner(name)
         if existed:
@@ -495,6 +557,10 @@ class AppRegistry:
                     self._apps[name] = replace(view, state="passive", note=PASSIVE_NOTE,
                                                error=None)
         log.info("every app stopped: %s", reason)
+        for view in self.views():  # warm since it ran here: ready for the next takeover
+            if view.state == "passive" and view.name not in self._planned \
+                    and self.warm_up is not None and _warmable(view.analyzed):
+                self._plan(view.name, view.text)
 
     def _to_active(self, prepare: Callable[[str], None], change: int) -> None:
         if change != self._role_changes:

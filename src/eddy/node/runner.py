@@ -155,6 +155,11 @@ class GroupRunnerAdapter:
         """Starts the app's streaming query."""
         self._runner.start()
 
+    def plan(self) -> None:
+        """Plans the app's queries ahead of :meth:`start` (an HA passive does, so that its
+        takeover only starts them)."""
+        self._runner.plan()
+
     def stop(self) -> None:
         """Stops the app's streaming query."""
         self._runner.stop()

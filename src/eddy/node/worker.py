@@ -83,6 +83,9 @@ class Worker:
         self.store = RevisionStore(config.persistence_dir, persistence.revisionsToKeep,
                                    revision_database(config))
         self.ha: RoleKeeper | None = None
+        # Before the HA role keeper, which publishes "starting" as it is made: set after it,
+        # a restarted HA node said "active" (the single node's role) until its first round.
+        self._role: NodeRole = SINGLE_NODE
         if runner_factory is None:
             settings = io_config(config)
             if config.is_ha:
@@ -122,7 +125,6 @@ class Worker:
         self.metrics = metrics_reporter(config, self.node, self.registry)
         self.stats_enabled = False
         self.last_persisted: float | None = None
-        self._role: NodeRole = SINGLE_NODE
         self._start_spark = start_spark
         self._periodic: PeriodicPersistence | None = None
         if persistence.enabled and persistence.intervalInMin > 0:
