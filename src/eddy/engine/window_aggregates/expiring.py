@@ -47,15 +47,10 @@ from eddy.engine.window_aggregates.emitted import Emitted
 from eddy.engine.window_aggregates.plan import WindowSpec
 from eddy.engine.window_aggregates.sliding_time import (
     SlidingState,
+    apply_operations,
     drop_fresh_groups,
     group_codes,
     grow,
-)
-from eddy.engine.window_aggregates.sums import (
-    segment_starts,
-    segmented_cumsum,
-    segmented_intsum,
-    signed_values,
 )
 
 LONG_MIN = -(1 << 63)
@@ -120,27 +115,9 @@ def process(state: ExpiringState, spec: WindowSpec, ts: np.ndarray, passing: np.
     op_group = np.concatenate([all_group[:gone], codes])
     op_step = np.concatenate([leave[:gone], rows])
     op_phase = np.concatenate([np.zeros(gone, np.int8), np.ones(adds, np.int8)])
-    ops = gone + adds
-    op_index = np.arange(ops)
-    order = np.lexsort((op_index, op_phase, op_step, op_group))
-    sign = np.concatenate([-np.ones(gone), np.ones(adds)])[order]
-    starts = segment_starts(op_group[order])
-    ends = np.r_[starts[1:], len(order)] - 1 if len(starts) else starts
-    groups = op_group[order][starts]
-    sums = np.empty((ops, width))
-    counts = np.empty((ops, width), np.int64)
-    op_values = np.concatenate([all_values[:gone], all_values[old:]])[order]
-    for a in range(width):
-        signed, present = signed_values(op_values[:, a], sign)
-        totals = segmented_cumsum(signed, starts, state.sums[groups, a])
-        counted = segmented_intsum((present * sign).astype(np.int64), starts,
-                                   state.counts[groups, a])
-        sums[order, a], counts[order, a] = totals, counted
-        state.sums[groups, a], state.counts[groups, a] = totals[ends], counted[ends]
-    sized = segmented_intsum(sign.astype(np.int64), starts, state.sizes[groups])
-    sizes = np.empty(ops, np.int64)
-    sizes[order] = sized
-    state.sizes[groups] = sized[ends] if len(starts) else state.sizes[groups]
+    sums, counts, sizes = apply_operations(
+        state, op_group, op_step, gone,
+        np.concatenate([all_values[:gone], all_values[old:]]), width)
 
     emitted = _outputs(spec, leaving.timer_at, op_group, op_step, op_phase, gone)
     element = np.where(emitted.op < gone, emitted.op, emitted.op - gone + old)

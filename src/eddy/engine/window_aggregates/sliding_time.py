@@ -98,39 +98,51 @@ def process(state: SlidingState, spec: WindowSpec, ts: np.ndarray, passing: np.n
     all_group = np.concatenate([state.group, codes])
     all_values = np.concatenate([state.values, values[rows]])
 
-    # removals (phase 0) of the first `gone` events at their step, then one add per row
+    # removals (phase 0) of the first `gone` events at their step, then one add per row;
+    # op gone + a adds passing row a, so the adds' aggregates are the ops' from gone on
     op_group = np.concatenate([all_group[:gone], codes])
     op_step = np.concatenate([leave[:gone], rows])
-    op_phase = np.concatenate([np.zeros(gone, np.int8), np.ones(adds, np.int8)])
-    op_index = np.arange(gone + adds)
-    order = np.lexsort((op_index, op_phase, op_step, op_group))
-    sign = np.concatenate([-np.ones(gone), np.ones(adds)])[order]
-    starts = segment_starts(op_group[order])
-    ends = np.r_[starts[1:], len(order)] - 1 if len(starts) else starts
-    groups = op_group[order][starts]
-    is_add = op_phase[order] == 1
-    add_rows = op_index[order][is_add] - gone  # the passing row each add belongs to
-
-    sums = np.empty((adds, width))
-    counts = np.empty((adds, width), np.int64)
-    op_values = np.concatenate([all_values[:gone], all_values[old:]])[order]
-    for a in range(width):
-        signed, present = signed_values(op_values[:, a], sign)
-        totals = segmented_cumsum(signed, starts, state.sums[groups, a])
-        counted = segmented_intsum((present * sign).astype(np.int64), starts,
-                                   state.counts[groups, a])
-        sums[add_rows, a], counts[add_rows, a] = totals[is_add], counted[is_add]
-        state.sums[groups, a], state.counts[groups, a] = totals[ends], counted[ends]
-    sized = segmented_intsum(sign.astype(np.int64), starts, state.sizes[groups])
-    sizes = np.empty(adds, np.int64)
-    sizes[add_rows] = sized[is_add]
-    state.sizes[groups] = sized[ends]
+    totals = apply_operations(state, op_group, op_step, gone,
+                              np.concatenate([all_values[:gone], all_values[old:]]), width)
+    sums, counts, sizes = (t[gone:] for t in totals)
 
     state.ts = np.concatenate([state.ts, new_marks])[gone:]
     state.group, state.values = all_group[gone:], all_values[gone:]
     drop_fresh_groups(state)
     return Emitted(rows, new_ts, np.zeros(adds, np.int64), sums, counts, sizes,
                    {c: column[rows] for c, column in selected.items()})
+
+
+def apply_operations(state: SlidingState, op_group: np.ndarray, op_step: np.ndarray,
+                     gone: int, op_values: np.ndarray, width: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Applies ``gone`` removals (ops ``[0, gone)``) and then adds to each group's running
+    sums, counts and sizes, in the runtime's order within a group: by step, a removal
+    before the add of the same step, else in op order. Returns each op's aggregates right
+    after it (sums, counts, sizes; indexed by op); the state keeps each group's last."""
+    ops = len(op_group)
+    op_index = np.arange(ops)
+    op_phase = (op_index >= gone).astype(np.int8)
+    order = np.lexsort((op_index, op_phase, op_step, op_group))
+    sign = np.where(op_phase == 0, -1.0, 1.0)[order]
+    starts = segment_starts(op_group[order])
+    ends = np.r_[starts[1:], len(order)] - 1 if len(starts) else starts
+    groups = op_group[order][starts]
+    sums = np.empty((ops, width))
+    counts = np.empty((ops, width), np.int64)
+    sorted_values = op_values[order]
+    for a in range(width):
+        signed, present = signed_values(sorted_values[:, a], sign)
+        totals = segmented_cumsum(signed, starts, state.sums[groups, a])
+        counted = segmented_intsum((present * sign).astype(np.int64), starts,
+                                   state.counts[groups, a])
+        sums[order, a], counts[order, a] = totals, counted
+        state.sums[groups, a], state.counts[groups, a] = totals[ends], counted[ends]
+    sized = segmented_intsum(sign.astype(np.int64), starts, state.sizes[groups])
+    sizes = np.empty(ops, np.int64)
+    sizes[order] = sized
+    state.sizes[groups] = sized[ends]
+    return sums, counts, sizes
 
 
 def group_codes(state: SlidingState, keys: list[np.ndarray], rows: int) -> np.ndarray:
