@@ -61,6 +61,18 @@ def _spark_batch(checkpoint: Path, batch_id: int, end: int, committed: bool) -> 
         (spark / "commits" / str(batch_id)).write_text("v1\n{}")
 
 
+def _run_to_batch_one(worker: ChildState) -> Path:
+    """The worker takes the child, batch 0 (events [0, 20)) has completed and batch 1
+    (up to 40) starts: mirrored, then run. The child's checkpoint folder."""
+    worker.take_over(CHILD, TEXT)
+    checkpoint = worker.registry.store.checkpoint_dir(CHILD)
+    _spark_batch(checkpoint, 0, 20, committed=True)
+    _spark_batch(checkpoint, 1, 40, committed=False)
+    assert worker.registry.batch_hook is not None
+    worker.registry.batch_hook(CHILD, checkpoint)(1)
+    return checkpoint
+
+
 @pytest.fixture
 def bus(tmp_path: Path) -> Bus:
     """The bus as an operator trims it: every stored batch beyond 1 byte may go."""
@@ -75,12 +87,7 @@ def test_retention_keeps_what_a_worker_taking_a_child_over_reads(tmp_path: Path,
                                                                  bus: Bus) -> None:
     bus_url = f"sqlite:///{tmp_path / 'bus.db'}"
     first, second = _worker(tmp_path, "w1", bus_url), _worker(tmp_path, "w2", bus_url)
-    first.take_over(CHILD, TEXT)
-    checkpoint = first.registry.store.checkpoint_dir(CHILD)
-    _spark_batch(checkpoint, 0, 20, committed=True)
-    _spark_batch(checkpoint, 1, 40, committed=False)
-    assert first.registry.batch_hook is not None
-    first.registry.batch_hook(CHILD, checkpoint)(1)  # batch 1 starts: mirrored, then run
+    checkpoint = _run_to_batch_one(first)
     # Batch 1 completes on w1: the query commits its position past it, and w1 dies before
     # batch 2 mirrors that (the mirror's newest batch is 1, not known to have completed).
     _spark_batch(checkpoint, 1, 40, committed=True)
@@ -103,12 +110,7 @@ def test_a_retired_child_leaves_no_state_and_no_mirror_position(tmp_path: Path,
                                                                   bus: Bus) -> None:
     bus_url = f"sqlite:///{tmp_path / 'bus.db'}"
     worker, other = _worker(tmp_path, "w1", bus_url), _worker(tmp_path, "w2", bus_url)
-    worker.take_over(CHILD, TEXT)
-    checkpoint = worker.registry.store.checkpoint_dir(CHILD)
-    _spark_batch(checkpoint, 0, 20, committed=True)
-    _spark_batch(checkpoint, 1, 40, committed=False)
-    assert worker.registry.batch_hook is not None
-    worker.registry.batch_hook(CHILD, checkpoint)(1)
+    checkpoint = _run_to_batch_one(worker)
     bus.commit(query_consumer(CHILD), TOPIC, 0, 40)
     assert bus.committed(mirror_consumer(CHILD), TOPIC, 0) == 20
 
