@@ -21,22 +21,21 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    Text,
     and_,
     func,
     insert,
     select,
     update,
 )
-from sqlalchemy.dialects import mysql
 from sqlalchemy.exc import IntegrityError
+
+from eddy.store.column_types import LONG_TEXT
 
 metadata = MetaData()
 APPS = Table("EDDY_HA_APPS", metadata,
              Column("group_id", String(100), primary_key=True),
              Column("name", String(100), primary_key=True),
-             Column("text", Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb"),
-                    nullable=False),
+             Column("text", LONG_TEXT, nullable=False),
              Column("version", BigInteger, nullable=False),
              Column("deleted", Integer, nullable=False),
              Column("sink_token", String(32), nullable=False))

@@ -32,8 +32,9 @@ from sqlalchemy import (
     select,
 )
 
+from eddy.store.column_types import LONG_BLOB
 from eddy.store.fence import check_epoch
-from eddy.store.revisions import BODY, NODE_LOCAL
+from eddy.store.revisions import NODE_LOCAL
 
 
 class DbRevisions:
@@ -46,7 +47,7 @@ class DbRevisions:
                            Column("app", String(100), primary_key=True),
                            Column("revision", String(150), primary_key=True),
                            Column("app_text", Text, nullable=False),
-                           Column("snapshot", BODY, nullable=False),
+                           Column("snapshot", LONG_BLOB, nullable=False),
                            Column("saved_ms", BigInteger, nullable=False))
         meta.create_all(engine, checkfirst=True)
 

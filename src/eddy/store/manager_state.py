@@ -47,17 +47,16 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import mysql
 
+from eddy.store.column_types import LONG_TEXT
 from eddy.store.fence import check_fence, create_fence
 from eddy.store.lease import now_ms
 
 metadata = MetaData()
-_LONG_TEXT = Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 APPS = Table("EDDY_MGR_APPS", metadata,
              Column("group_id", String(100), primary_key=True),
              Column("name", String(200), primary_key=True),
-             Column("text", _LONG_TEXT, nullable=False),
+             Column("text", LONG_TEXT, nullable=False),
              Column("status", String(20), nullable=False),
              Column("reason", Text, nullable=False),
              Column("created_ms", BigInteger, nullable=False))
@@ -68,7 +67,7 @@ CHILDREN = Table("EDDY_MGR_CHILDREN", metadata,
                  Column("exec_group", String(250), nullable=False),
                  Column("instance", Integer, nullable=False),
                  Column("receiver", Integer, nullable=False),
-                 Column("text", _LONG_TEXT, nullable=False),
+                 Column("text", LONG_TEXT, nullable=False),
                  Column("version", String(64), nullable=False),
                  Column("node_id", String(200), nullable=True),
                  Column("epoch", BigInteger, nullable=False))

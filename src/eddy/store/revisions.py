@@ -38,7 +38,6 @@ from sqlalchemy import (
     BigInteger,
     Column,
     Engine,
-    LargeBinary,
     MetaData,
     String,
     Table,
@@ -48,12 +47,11 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import mysql
 
+from eddy.store.column_types import LONG_BLOB
 from eddy.store.fence import check_fence, create_fence
 
 Manifest = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
-BODY = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,7 @@ class CheckpointMirror:
                            Column("app", String(100), primary_key=True),
                            Column("path", String(400), primary_key=True),
                            Column("rev", BigInteger, nullable=False),
-                           Column("body", BODY, nullable=False))
+                           Column("body", LONG_BLOB, nullable=False))
         self.heads = Table(f"{table}_HEAD", meta,
                            Column("app", String(100), primary_key=True),
                            Column("rev", BigInteger, nullable=False),

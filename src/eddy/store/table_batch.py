@@ -41,7 +41,6 @@ from sqlalchemy import (
     Column,
     Connection,
     Engine,
-    LargeBinary,
     MetaData,
     String,
     Table,
@@ -49,21 +48,20 @@ from sqlalchemy import (
     insert,
     select,
 )
-from sqlalchemy.dialects import mysql
 
 from eddy.engine.runtime.model import GroupRuntime, InputEvent, OutputEvent
+from eddy.store.column_types import LONG_BLOB
 from eddy.store.fence import check_epoch
 
 MARKER_TABLE = "eddy_table_batches"
 
 _metadata = MetaData()
-_blob = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 markers = Table(
     MARKER_TABLE, _metadata,
     Column("owner", String(190), primary_key=True),  # query id / state key / runtime
     Column("batch_id", BigInteger, nullable=False),
-    Column("outputs", _blob, nullable=False),
-    Column("state", _blob, nullable=False),
+    Column("outputs", LONG_BLOB, nullable=False),
+    Column("state", LONG_BLOB, nullable=False),
 )
 
 _local = threading.local()
