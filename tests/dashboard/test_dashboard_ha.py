@@ -1,5 +1,6 @@
 """The HA view in a real browser: a real minimum-HA pair (two ``eddy worker`` processes of
-one group, PostgreSQL as the cluster database; no apps, so no Spark start is waited for)
+one group, PostgreSQL as the cluster database; no apps, the passive's Spark started before
+the kill, since a takeover waits for it)
 and a real ``eddy dashboard``. SIGKILL the active node: the page shows the other as the
 lease holder under a higher epoch, and the failover on the timeline with its measured time
 from the loss of the active to the new one's apps all active. Every process is stopped
@@ -39,6 +40,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[HaNode]]:
         wait_for(lambda: nodes[0].status() == "active", 60, "node-a active", interval=0.3)
         nodes[1].start()
         wait_for(lambda: nodes[1].status() == "passive", 60, "node-b passive", interval=0.3)
+        wait_for(nodes[1].spark_ready, 240, "node-b's Spark session", interval=0.3)
         yield nodes
     finally:
         for node in nodes:

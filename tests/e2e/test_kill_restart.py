@@ -31,6 +31,9 @@ import httpx
 import nats
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+from nats.js.errors import NotFoundError
+
+from eddy.bus.nats_names import NatsNames
 from run_process import START_S, EddyRun, free_port, listening, wait_for
 
 NATS_URL = os.environ.get("EDDY_TEST_NATS", "nats://127.0.0.1:4222")
@@ -132,6 +135,14 @@ async def _target(action: str, name: str, subject: str = "") -> list[bytes] | in
         if action == "delete":
             await js.delete_stream(name)
             return 0
+        if action == "drop-bus":  # the NATS bus of app ``name``: its stream and bucket
+            names = NatsNames(name)
+            for stream in (names.stream, f"KV_{names.bucket}"):
+                try:
+                    await js.delete_stream(stream)
+                except NotFoundError:
+                    pass
+            return 0
         messages: list[bytes] = []
         sub = await js.pull_subscribe(subject, durable=None, stream=name,
                                       config=ConsumerConfig(ack_policy=AckPolicy.NONE))
@@ -199,8 +210,9 @@ def test_every_acknowledged_event_reaches_the_nats_sink_exactly_once_across_sigk
         first = (client.acked, _count(stream))
         eddy.start()
         # Second crash: while the sink publishes (a random share of the events out).
-        wait_for(lambda: _count(stream) >= random.uniform(0.1, 0.6) * EVENTS, 600,
-                 "the sink to publish", interval=0.05)
+        share = random.uniform(0.1, 0.6)
+        wait_for(lambda: eddy.check_alive() or _count(stream) >= share * EVENTS, 600,
+                 f"the sink to publish {share:.0%} of the events", interval=0.05)
         eddy.kill()
         second = (client.acked, _count(stream))
         eddy.start()
@@ -222,6 +234,11 @@ def test_every_acknowledged_event_reaches_the_nats_sink_exactly_once_across_sigk
         print(f"{bus}: {EVENTS} events, killed at (acknowledged, at the sink) {first} and "
               f"{second}, "
               f"{client.failures} POSTs re-sent, all out in {elapsed:.1f} s")
+    except BaseException:
+        print(f"eddy's log (the last lines):\n{eddy.tail()}")  # shown with the failure
+        raise
     finally:
         eddy.stop()
         asyncio.run(_target("delete", stream))
+        if bus == "nats":
+            asyncio.run(_target("drop-bus", app))

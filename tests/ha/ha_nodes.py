@@ -9,6 +9,7 @@ Python driver and its Spark JVM together.
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import socket
@@ -196,6 +197,12 @@ class HaNode:
                 start_new_session=True)
         wait_for(self._answers, 90, f"{self.node_id}'s API", interval=0.2)
         return self
+
+    def spark_ready(self) -> bool:
+        """Whether the node's Spark session has started (its log says so): before that a
+        takeover waits for it, as the node's app starts do."""
+        return self.log.exists() and re.search(
+            r"Spark \S+ ready \(", self.log.read_text(errors="replace")) is not None
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None

@@ -272,15 +272,22 @@ class NatsBus(Bus):
                                     f"listing {pattern}")
 
     async def _kv_values_once(self, pattern: str) -> list[tuple[str, bytes]]:
-        watcher = await self._kv.watch(pattern, ignore_deletes=True)
+        """The keys come from the bucket stream's leader (its per-subject counts), and
+        each value from the leader too. A KV watcher would not do: its consumer may sit
+        on a replica that has not caught up yet, which then reports nothing pending and
+        ends the listing empty (seen right after a reopen on a three-node cluster)."""
+        prefix = f"$KV.{self.names.bucket}."
+        info = await self._js.stream_info(f"KV_{self.names.bucket}",
+                                          subjects_filter=prefix + pattern)
         values = []
-        try:
-            while (entry := await watcher.updates(  # type: ignore[no-untyped-call]
-                    timeout=self._timeout)) is not None:
-                if entry.value:
-                    values.append((entry.key, entry.value))
-        finally:
-            await watcher.stop()  # type: ignore[no-untyped-call]
+        for subject in sorted(info.state.subjects or {}):
+            key = subject[len(prefix):]
+            try:
+                entry = await self._kv.get(key)
+            except (KeyNotFoundError, KeyDeletedError):
+                continue
+            if entry.value:
+                values.append((key, entry.value))
         return values
 
     # -- writing -------------------------------------------------------------------------

@@ -310,8 +310,6 @@ class RoleKeeper:
         try:
             self._sync_apps()
             settled = self._transition is None or self._transition.done()
-            if self.active and settled and self._recovering:
-                self._note_takeover(recovered_ms=_now_ms())
             if not self.active and settled:
                 self._follow()
             elif self.active and settled and time.monotonic() >= self._next_retry:
@@ -345,6 +343,13 @@ class RoleKeeper:
             if first_output_ms is not None:
                 self._awaiting_output = False
 
+    def _apps_active(self, epoch: int) -> None:
+        """The takeover's apps have all started (called as the registry's role change
+        ends, so the time is not rounded up to the next poll)."""
+        with self._lock:
+            if self.active and self.epoch == epoch and self._recovering:
+                self._note_takeover(recovered_ms=_now_ms())
+
     def _output_seen(self, batch_id: int, events: int) -> None:
         """A runner appended a batch's outputs: the first with events after a takeover
         ends the failover as a client of the outputs sees it."""
@@ -374,6 +379,7 @@ class RoleKeeper:
         except SQLAlchemyError:
             pass  # only for `eddy ha status`; the next round reports again
         self._transition = self.registry.go_active(self._prepare)
+        self._transition.add_done_callback(lambda _: self._apps_active(view.epoch))
 
     def _step_down(self, reason: str) -> None:
         with self._renewal:
