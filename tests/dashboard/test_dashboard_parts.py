@@ -18,7 +18,7 @@ from eddy.dashboard.graph import graph_of, graph_svg
 from eddy.dashboard.ha import HaFormatError, parse_ha, timeline
 from eddy.dashboard.history import MetricHistory, counter_name
 from eddy.dashboard.html import Markup, esc, tag
-from eddy.dashboard.nodes import NodeError, NodeStore, parse_address
+from eddy.dashboard.nodes import NodeError, open_node_store, parse_address
 from eddy.dashboard.series import SeriesKey, SeriesStore, parse_metrics, record_samples
 from eddy.dashboard.settings import dashboard_settings
 from eddy.dashboard.simulator import SimulationError, csv_events
@@ -172,9 +172,9 @@ def test_node_addresses_and_their_table_survive_a_restart(tmp_path: Path) -> Non
     for bad in ("localhost", "host:0", "host:99999", "a b:1", ":9443"):
         with pytest.raises(NodeError):
             parse_address(bad)
-    url = f"sqlite:///{tmp_path / 'nodes.db'}"
-    NodeStore(connect(url)).add("127.0.0.1", 9443, "admin", "secret")
-    again = NodeStore(connect(url))
+    url, key = f"sqlite:///{tmp_path / 'nodes.db'}", tmp_path / "nodes.key"
+    open_node_store(url, key).add("127.0.0.1", 9443, "admin", "secret")
+    again = open_node_store(url, key)
     assert [(n.key, n.username) for n in again.all()] == [("127.0.0.1:9443", "admin")]
     with pytest.raises(NodeError, match="already added"):
         again.add("127.0.0.1", 9443, "admin", "secret")

@@ -58,7 +58,10 @@ class NodeClient:
         await self._http.aclose()
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """The node's response, whatever its status; NodeUnreachable when none came."""
+        """The node's response, whatever its status; NodeUnreachable when none came, or
+        when the node's stored password cannot be decrypted (it is then not called)."""
+        if self.node.credentials_error is not None:
+            raise NodeUnreachable(self.node.credentials_error)
         try:
             return await self._http.request(method, path, **kwargs)
         except httpx.HTTPError as error:

@@ -10,10 +10,9 @@ import uvicorn
 
 from eddy.api.tls import certificate_files
 from eddy.config import WorkerConfig
-from eddy.dashboard.nodes import NodeStore, parse_address
+from eddy.dashboard.nodes import open_node_store, parse_address
 from eddy.dashboard.settings import dashboard_settings
 from eddy.dashboard.web import create_app
-from eddy.store import connect
 
 log = logging.getLogger("eddy.dashboard")
 
@@ -22,7 +21,7 @@ def serve_dashboard(config: WorkerConfig, nodes: list[str] | None = None) -> int
     """Serves until stopped; the exit status. ``nodes`` (``host:port``) are added to the
     watched nodes when missing, with ``workerAccessCredentials``."""
     settings = dashboard_settings(config)
-    store = NodeStore(connect(settings.nodes_db_url))
+    store = open_node_store(settings.nodes_db_url, settings.credentials_key_file)
     for address in nodes or ():
         host, port = parse_address(address)
         if store.get(f"{host}:{port}") is None:

@@ -6,7 +6,9 @@ HTTPS on 127.0.0.1:9643 as WSO2's dashboard runtime listens; the datasources
 ``DASHBOARD_DB``, ``WSO2_STATUS_DASHBOARD_DB`` and ``WSO2_METRICS_DB`` are accepted in
 ``wso2.datasources``. The nodes the dashboard watches are kept in
 ``wso2.status.dashboard.dashboardDatasourceName`` (``WSO2_STATUS_DASHBOARD_DB``), else in
-``DASHBOARD_DB``, else in an SQLite file under the data folder, so they survive a restart.
+``DASHBOARD_DB``, else in an SQLite file under the data folder, so they survive a restart;
+their passwords are encrypted with the key in ``<data>/security/`` (beside the listener's
+self-signed key), :mod:`eddy.dashboard.credentials`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eddy.config import Listener, WorkerConfig
+from eddy.dashboard.credentials import key_file
 from eddy.store import jdbc_to_sqlalchemy
 
 DEFAULT_PORT = 9643
@@ -31,6 +34,8 @@ class DashboardSettings:
     metrics_db_url: str | None
     polling_interval_s: float
     data_dir: Path
+    credentials_key_file: Path
+    """The key of the nodes' passwords in the database."""
     node_credentials: tuple[str, str] = ("admin", "admin")
     """``workerAccessCredentials``: what nodes given with ``--node`` are called with."""
 
@@ -59,5 +64,6 @@ def dashboard_settings(config: WorkerConfig) -> DashboardSettings:
     return DashboardSettings(listener=listener, users=config.users(), nodes_db_url=nodes,
                              metrics_db_url=_datasource_url(config, own.metricsDatasourceName),
                              polling_interval_s=own.pollingInterval, data_dir=data_dir,
+                             credentials_key_file=key_file(config.data_dir),
                              node_credentials=(own.workerAccessCredentials.username,
                                                own.workerAccessCredentials.password))

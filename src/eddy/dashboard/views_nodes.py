@@ -85,6 +85,8 @@ def _node_row(state: NodeState, session: Session) -> list[object]:
     metrics = stats.get("workerMetrics", {})
     reach = (tag("span", "reachable", class_="status-active") if state.reachable
              else tag("span", "unreachable", class_="status-faulty", title=state.error))
+    if state.node.credentials_error is not None:
+        reach = tag("span", "credentials unreadable", class_="status-faulty")
     remove = Markup("")
     if session.admin:
         remove = Markup(
@@ -93,8 +95,9 @@ def _node_row(state: NodeState, session: Session) -> list[object]:
             f'<button type="submit" aria-label="Remove {esc(state.node.key)}">Remove'
             f'</button></form>')
     apps = tag("a", f"{len(state.apps)} apps", href=f"/apps?node={quote(state.node.key)}")
-    return [state.node.key, role(state), join([reach, tag("div", state.error, class_="why")
-                                               if state.error else ""]),
+    why = state.node.credentials_error or state.error
+    return [state.node.key, role(state), join([reach, tag("div", why, class_="why")
+                                               if why else ""]),
             percent(metrics.get("processCPU")), percent(metrics.get("systemCPU")),
             percent(metrics.get("memoryUsage")),
             f"{metrics['loadAverage']:.2f}" if "loadAverage" in metrics else "–",

@@ -28,7 +28,7 @@ from eddy.dashboard.app_text import AppFacts
 from eddy.dashboard.graph import graph_svg
 from eddy.dashboard.history import MetricHistory
 from eddy.dashboard.node_client import NodeClient, NodeUnreachable
-from eddy.dashboard.nodes import Node, NodeError, NodeStore, parse_address
+from eddy.dashboard.nodes import Node, NodeError, open_node_store, parse_address
 from eddy.dashboard.poller import Poller
 from eddy.dashboard.series import SeriesKey
 from eddy.dashboard.sessions import (
@@ -70,7 +70,7 @@ async def form(request: Request) -> dict[str, str]:
 
 def create_app(settings: DashboardSettings) -> FastAPI:
     """The dashboard of ``settings``."""
-    nodes = NodeStore(connect(settings.nodes_db_url))
+    nodes = open_node_store(settings.nodes_db_url, settings.credentials_key_file)
     sessions = Sessions(settings.users)
     poller = Poller(nodes.all, settings.polling_interval_s)
     simulator = Simulator()
@@ -199,6 +199,8 @@ def create_app(settings: DashboardSettings) -> FastAPI:
         distributed deployment's nodes share ``auth.configs``)."""
         _, fields = await form_session(request, admin=True)
         manager = node_of(fields.get("node", ""))
+        if manager.credentials_error is not None:
+            raise Refused(409, manager.credentials_error)
         state = poller.states.get(manager.key)
         listed = state.manager.workers if state is not None and state.manager else {}
         for worker in listed.values():
