@@ -396,8 +396,8 @@ def _leaves(kind: DataType, prefix: str = "") -> Iterator[tuple[str, DataType]]:
 def in_process(case: str, events: int) -> float:
     """Events/s of the per-event runtime alone (``Runtime.process``, no Spark) on the
     case's kind of input: what the operator's Python work is bounded by."""
-    from eddy.engine.runtime.group import build_runtime
-    from eddy.engine.runtime.model import InputEvent
+    from eddy.runtime.group import build_runtime
+    from eddy.runtime.model import InputEvent
 
     rng = np.random.default_rng(42)
     keys = rng.integers(0, ROOMS, events).tolist()

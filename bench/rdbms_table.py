@@ -3,7 +3,7 @@
 The app keeps the last price per symbol (``update or insert`` on the primary key), appends
 every trade to a log table (plain inserts) and joins a query stream against the last
 prices. Events run in micro-batches of ``--batch`` events, each batch as Spark's operator
-runs it (one database transaction, :func:`eddy.store.table_batch.run_stored_batch`, with a
+runs it (one database transaction, :func:`eddy.runtime.stored_batch.run_stored_batch`, with a
 batch marker), against the in-memory table and then SQLite, MariaDB and PostgreSQL on this
 machine. Prints events/s per store; the tables are dropped afterwards.
 
@@ -22,11 +22,11 @@ from pathlib import Path
 from sqlalchemy import MetaData, Table, delete, inspect
 
 from eddy.engine.operator import run_batch
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent
 from eddy.lang import check
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent
+from eddy.runtime.stored_batch import markers, run_stored_batch
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
-from eddy.store.table_batch import markers, run_stored_batch
 
 APP = """
 define stream Trades (symbol string, price double);

@@ -8,7 +8,7 @@ with ``@store(type='rdbms', jdbc.url='jdbc:sqlite:…')``, compiled by ``compile
 group has no per-event query, so the vectorised aggregation step runs); every micro-batch
 ends by upserting the changed rows of all six granularities into SQLite. Side ``eddy`` is
 compiled with ``on_demand=False`` (this input has no on-demand query), so the step runs
-split by hash bucket of ``symbol`` over the cores (``runtime/aggregation/batch_step.py``);
+split by hash bucket of ``symbol`` over the cores (``engine/aggregation_step.py``);
 side ``eddy-1`` is the default plan, which keeps the step on one state key so that
 on-demand queries can run at their place.
 
@@ -27,7 +27,7 @@ events/s = input rows / wall time of the steady-state batches (all but ``--warmu
 Retrieval: ``--day-events`` events spread evenly over one UTC day are added to a fresh SQLite
 store (in-process, vectorised), then ``from TradeAggregation within <day> per 'hours' select
 AGG_TIMESTAMP, symbol, avgPrice, total`` is answered from the tables by a reader in this
-process (:func:`eddy.engine.runtime.aggregation.api.query_aggregation`), ``--queries`` times;
+process (:func:`eddy.runtime.aggregation.api.query_aggregation`), ``--queries`` times;
 median and max latency.
 
 Run: .venv/bin/python bench/trade_aggregation.py [--events 3000000] [--batch-rows 500000]
@@ -54,11 +54,11 @@ from engine_throughput import Measured, drain, measure  # noqa: E402  (bench/ is
 
 from eddy.engine.group_query import compile_group  # noqa: E402
 from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout  # noqa: E402
-from eddy.engine.runtime.aggregation.api import query_aggregation  # noqa: E402
-from eddy.engine.runtime.group import build_runtime  # noqa: E402
 from eddy.engine.session import get_spark  # noqa: E402
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources  # noqa: E402
 from eddy.lang import check  # noqa: E402
+from eddy.runtime.aggregation.api import query_aggregation  # noqa: E402
+from eddy.runtime.group import build_runtime  # noqa: E402
 
 START_TS = 1_496_275_200_000  # 2017-06-01 00:00:00 UTC
 DAY_MS = 86_400_000

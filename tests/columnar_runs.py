@@ -12,9 +12,9 @@ import pandas as pd
 from eddy.engine.columnar import POSITION
 from eddy.engine.layout import SEQ, TS
 from eddy.engine.operator import run_batch
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent, sort_outputs
 from eddy.lang.semantic import AnalyzedApp
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent, sort_outputs
 
 Output = tuple[int, int, int, tuple[Any, ...]]
 

@@ -47,10 +47,10 @@ from polling import free_port, wait_for
 
 from eddy.bus import Bus, UnknownTopicError, open_bus
 from eddy.engine.group_runner import output_events
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent
 from eddy.lang import check
 from eddy.node.ha_positions import mirror_consumer
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
 from eddy.store.fence import FENCES
 from eddy.store.manager_state import WORKERS

@@ -30,10 +30,10 @@ from worker_process import WorkerProcess  # type: ignore[import-not-found]  # no
 
 from eddy.bus import UnknownTopicError, open_bus  # noqa: E402
 from eddy.engine.group_runner import output_events  # noqa: E402
-from eddy.engine.runtime.group import build_runtime  # noqa: E402
-from eddy.engine.runtime.model import InputEvent  # noqa: E402
 from eddy.lang import check  # noqa: E402
 from eddy.plan.children import split_app  # noqa: E402
+from eddy.runtime.group import build_runtime  # noqa: E402
+from eddy.runtime.model import InputEvent  # noqa: E402
 
 SEED = (Path(__file__).parents[1] / "plan" / "explain" / "seed_distributed.siddhi").read_text()
 WAIT_S = 420.0

@@ -1,5 +1,5 @@
 """An aggregation-only group split by hash bucket of its ``group by`` values writes exactly
-the table rows of the same group on one state key (runtime/aggregation/batch_step.py).
+the table rows of the same group on one state key (engine/aggregation_step.py).
 
 Both runs go through real Spark from a spool (which supplies each row's stream clock) in
 small micro-batches, into separate SQLite files; every row of every granularity table is

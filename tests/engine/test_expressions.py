@@ -30,13 +30,13 @@ from pyspark.sql import types as T  # noqa: E402
 
 from eddy.engine.expressions import SparkExpressionCompiler, UnsupportedInSpark  # noqa: E402
 from eddy.engine.expressions import spark_type  # noqa: E402
-from eddy.engine.runtime.evaluate import compile_python  # noqa: E402
-from eddy.engine.runtime.java import to_float32  # noqa: E402
 from eddy.lang import ast, check  # noqa: E402
 from eddy.lang.ast import Attribute, AttrType  # noqa: E402
 from eddy.lang.parser import parse_expression  # noqa: E402
 from eddy.lang.scope import Scope, Source  # noqa: E402
 from eddy.lang.typecheck import ExpressionTyper, promote  # noqa: E402
+from eddy.runtime.evaluate import compile_python  # noqa: E402
+from eddy.runtime.java import to_float32  # noqa: E402
 
 INT, LONG, FLOAT, DOUBLE = AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE
 STRING, BOOL, OBJECT = AttrType.STRING, AttrType.BOOL, AttrType.OBJECT
@@ -121,7 +121,7 @@ def r(expected: Any, **row: Any) -> tuple[dict[str, Any], Any]:
 
 
 # Siddhi expression -> rows and the value Siddhi gives for them (the Java semantics behind
-# each row are in the docstrings of eddy.engine.runtime.evaluate).
+# each row are in the docstrings of eddy.runtime.evaluate).
 TABLE: dict[str, list[tuple[dict[str, Any], Any]]] = {
     # arithmetic: promotion, Java wrap-around, truncating division, null on / or % by zero
     "i + j": [r(3, i=1, j=2), r(IMIN, i=IMAX, j=1), r(None, i=None, j=1)],

@@ -36,10 +36,10 @@ from eddy.engine.followed_by.matching import (
 )
 from eddy.engine.layout import SEQ, TS, input_layout
 from eddy.engine.native import plan_native
-from eddy.engine.runtime.model import InputEvent
 from eddy.lang import check
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
+from eddy.runtime.model import InputEvent
 
 STREAMS = ("define stream A (k int, v double, s string);\n"
            "define stream B (k long, v double, s string);\n")

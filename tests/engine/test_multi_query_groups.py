@@ -23,10 +23,10 @@ from eddy.engine.layout import decode_data, encode_rows, input_layout
 from eddy.engine.operator import run_batch
 from eddy.engine.operator_facts import physical_plan
 from eddy.engine.replay import source_schema
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent, sort_outputs
 from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import check
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent, sort_outputs
 
 pytest.importorskip("pyspark")
 

@@ -27,9 +27,9 @@ from conformance import Case, compare_case, load_case
 from test_runtime_conformance import differences
 
 from eddy.engine.layout import object_json
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent, sort_outputs
 from eddy.lang import check
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent, sort_outputs
 
 CASES = [load_case(p) for p in sorted((Path(__file__).parent / "reference_semantics")
                                       .glob("*.json"))]
@@ -105,7 +105,7 @@ def test_output_snapshot_without_an_event_type_inserts_all_events() -> None:
 
 def test_output_snapshot_with_expired_events_only_is_refused() -> None:
     """Only an explicit other event type conflicts with a snapshot rate (QueryParser)."""
-    from eddy.engine.runtime.query_builder import UnsupportedQuery
+    from eddy.runtime.query_builder import UnsupportedQuery
 
     app = ("@app:playback\ndefine stream S (sym string, p double);\n@info(name='q')\n"
            "from S#window.time(1 sec)\nselect sym, p\noutput snapshot every 1 sec\n"

@@ -20,8 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eddy.engine.layout import input_layout
-from eddy.engine.runtime.driver import run_in_batches
-from eddy.engine.runtime.model import InputEvent
 from eddy.engine.window_aggregates import (
     expiring,
     plan_window_aggregate,
@@ -30,6 +28,8 @@ from eddy.engine.window_aggregates import (
 )
 from eddy.engine.window_aggregates.spark import output_columns
 from eddy.lang import check
+from eddy.runtime.driver import run_in_batches
+from eddy.runtime.model import InputEvent
 
 HEADER = "@app:playback\ndefine stream S (k string, r int, v double, n long);\n"
 QUERIES = [
@@ -253,7 +253,7 @@ def test_a_second_stateful_query_keeps_the_group_in_the_runtime() -> None:
 def test_through_spark_as_the_runtime(query: str, batch_size: int, spark: object) -> None:
     from eddy.engine.layout import decode_data, encode_data
     from eddy.engine.replay import replay
-    from eddy.engine.runtime.driver import collect
+    from eddy.runtime.driver import collect
 
     events = _events(random.Random(99), 300)
     inputs = [{"stream": "S", "timestamp": e.ts, "data": list(e.data)} for e in events]

@@ -27,12 +27,12 @@ from columnar_runs import Output, by_operator, by_runtime
 from eddy.engine.columnar import column_values, compile_columnar, evaluate, truthy
 from eddy.engine.layout import SEQ, TICK_STREAM, TS, input_layout
 from eddy.engine.native import plan_native
-from eddy.engine.runtime.model import InputEvent
 from eddy.engine.window_join import WindowJoinPlan, plan_window_join
 from eddy.engine.window_join.matching import PASSES, SIDE, TICK, Windows, process
 from eddy.lang import check
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
+from eddy.runtime.model import InputEvent
 
 STREAMS = ("define stream L (k int, v double, s string);\n"
            "define stream R (k long, w double, s string);\n")

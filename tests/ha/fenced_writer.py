@@ -16,14 +16,14 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from eddy.engine.runtime.model import InputEvent, OutputEvent
 from eddy.lang.ast import Attribute, AttrType
+from eddy.runtime.model import InputEvent, OutputEvent
+from eddy.runtime.rdbms_table import RdbmsTable
+from eddy.runtime.stored_batch import run_stored_batch
 from eddy.store.aggregation_tables import AggregationLayout, AggregationTables, Attr, Base
 from eddy.store.connect import connect
 from eddy.store.fence import Epoch, Fenced, export_epoch, raise_fence
 from eddy.store.lease import Lease
-from eddy.store.table import RdbmsTable
-from eddy.store.table_batch import run_stored_batch
 from eddy.store.table_schema import TableOptions
 
 ROUND_S = 0.02

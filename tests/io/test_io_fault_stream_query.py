@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent
 from eddy.io import delivery_streams, fault_stream
 from eddy.lang import SiddhiAppError, check
 from eddy.lang.ast import AttrType
 from eddy.plan import build_plan
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent
 
 APP = """
 @app:name('Faulty')

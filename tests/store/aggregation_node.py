@@ -25,7 +25,7 @@ def main() -> None:
 
     export_settings(load_config(config_path).node_settings())  # before Spark starts
     from eddy.engine.group_runner import GroupRunner
-    from eddy.engine.runtime.aggregation.api import query_aggregation
+    from eddy.runtime.aggregation.api import query_aggregation
     from eddy.engine.session import get_spark
 
     app = Path(app_path).read_text()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from conformance import Case, compare_case, load_cases
-from engine.test_runtime_conformance import differences
+from runtime.test_runtime_conformance import differences
 from sqlalchemy import inspect, text
 
 from eddy.engine.replay import replay

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from sqlalchemy import inspect, text
 
-from eddy.engine.runtime.group import Runtime, build_runtime
-from eddy.engine.runtime.model import InputEvent
 from eddy.lang import SiddhiAppError, check
+from eddy.runtime.group import Runtime, build_runtime
+from eddy.runtime.model import InputEvent
 from eddy.store.aggregation_settings import (
     PROPERTIES_ENV,
     AggregationDeploymentError,

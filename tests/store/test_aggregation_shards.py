@@ -31,9 +31,9 @@ import pytest
 from sqlalchemy import inspect, text
 
 from eddy.bus import open_bus, sqlite_url
-from eddy.engine.runtime.group import build_runtime
-from eddy.engine.runtime.model import InputEvent
 from eddy.lang import check
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
 
 DATABASES = {"maria": "jdbc:mysql://root@127.0.0.1:3306/test",

@@ -9,19 +9,19 @@ failed inside Spark with a Python traceback.
 Every query eddy runs has the per-event runtime as its exact fallback — the vectorised
 operators and Spark SQL take shapes the runtime also runs, and the physical planner leaves
 everything else to it — so a query the runtime cannot build is one eddy cannot run. The
-runtime's own reasons (:func:`~eddy.engine.runtime.query_builder.unsupported_reason`) are
+runtime's own reasons (:func:`~eddy.runtime.query_builder.unsupported_reason`) are
 asked here, statically, and reported at the query's input. Only Spark-free modules are
 imported, so ``eddy validate`` stays quick.
 """
 
 from __future__ import annotations
 
-from eddy.engine.runtime.partition import partition_input_problem
-from eddy.engine.runtime.query_builder import unsupported_reason
 from eddy.lang import AnalyzedApp, SiddhiAppError, check
 from eddy.lang.errors import NO_SPAN, AppIssue, Span
 from eddy.lang.semantic import QueryInfo
 from eddy.plan import AppPlan, build_plan
+from eddy.runtime.partition import partition_input_problem
+from eddy.runtime.query_builder import unsupported_reason
 
 
 def check_app(text: str, filename: str | None = None) -> tuple[AnalyzedApp, AppPlan]:

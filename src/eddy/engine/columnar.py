@@ -2,7 +2,7 @@
 
 A vectorised operator that must test a condition on many (event, event) pairs at once —
 the ``e1.temp + 5 <= temp`` of a pattern — cannot call the runtime's per-event closures
-(:mod:`eddy.engine.runtime.evaluate`) a million times a batch. :func:`compile_columnar`
+(:mod:`eddy.runtime.evaluate`) a million times a batch. :func:`compile_columnar`
 turns an analysed expression into a small picklable tree (:class:`Node`, types resolved in
 the driver, where the analyser's types live); :func:`evaluate` runs the tree over columns.
 
@@ -26,10 +26,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from eddy.engine.runtime.evaluate import compare_type
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.typecheck import constant_value
+from eddy.runtime.evaluate import compare_type
 
 __all__ = ["POSITION", "Node", "NotColumnar", "Values", "column_values", "compile_columnar",
            "concat", "dtype_of", "evaluate", "key_groups", "output_frame", "series_of", "take",

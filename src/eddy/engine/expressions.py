@@ -2,7 +2,7 @@
 
 Filters, projections, scalar functions and casts run in the JVM as Catalyst expressions
 (DESIGN.md §4); nothing here is a Python UDF. The per-event runtime compiles the same AST to
-Python closures (:mod:`eddy.engine.runtime.evaluate`, whose docstring lists the semantics
+Python closures (:mod:`eddy.runtime.evaluate`, whose docstring lists the semantics
 both implement); ``tests/engine/test_expressions.py`` checks that the two agree.
 
 What it takes to make Spark behave like Siddhi:
@@ -36,11 +36,11 @@ from pyspark.sql.types import DoubleType
 
 from eddy.engine import functions_spark as fs
 from eddy.engine.functions_spark import UnsupportedInSpark, spark_type, typed_lit
-from eddy.engine.runtime.evaluate import compare_type
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.functions import REGISTRY
 from eddy.lang.typecheck import constant_value
+from eddy.runtime.evaluate import compare_type
 
 __all__ = ["SparkExpressionCompiler", "UnsupportedInSpark", "spark_type"]
 

@@ -1,7 +1,7 @@
 """Siddhi's scalar functions as native Spark columns, with Java's semantics.
 
 The Spark half of the function library (the Python twins are in
-:mod:`eddy.engine.runtime.functions` and :mod:`eddy.engine.runtime.evaluate`; the tests
+:mod:`eddy.runtime.functions` and :mod:`eddy.runtime.evaluate`; the tests
 check they agree). Every function here runs in the JVM as a Catalyst expression; none is
 a Python UDF. Where Spark's built-in differs from the Java method Siddhi calls, the column
 patches the difference: ``ln(0)`` is -Infinity not null, ``ceil`` returns a double,
@@ -40,8 +40,9 @@ from pyspark.sql.types import (
     VariantType,
 )
 
-from eddy.engine.runtime.functions import TEMPLATE_BRACES
-from eddy.engine.runtime.java import (
+from eddy.lang.ast import AttrType
+from eddy.runtime.functions import TEMPLATE_BRACES
+from eddy.runtime.java import (
     JAVA_SPACE,
     RADIX_DIGITS,
     java_regex,
@@ -50,7 +51,6 @@ from eddy.engine.runtime.java import (
     parse_replacement,
     to_float32,
 )
-from eddy.lang.ast import AttrType
 
 INT, LONG, FLOAT, DOUBLE = AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE
 STRING, BOOL, OBJECT = AttrType.STRING, AttrType.BOOL, AttrType.OBJECT
@@ -169,7 +169,7 @@ def variant_is(v: Column, t: AttrType) -> Column:
 
 
 def cast(c: Column, source: AttrType, target: AttrType) -> Column:
-    """``cast(x, 'type')``; see :func:`eddy.engine.runtime.evaluate._cast` for the rules."""
+    """``cast(x, 'type')``; see :func:`eddy.runtime.evaluate._cast` for the rules."""
     if source == OBJECT:
         accept = variant_is(c, target) | variant_is(c, INT) if target == LONG \
             else variant_is(c, target)

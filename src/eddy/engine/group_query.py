@@ -7,7 +7,7 @@ else: Spark SQL over the group's input rows for the stateless queries
 (:mod:`eddy.engine.window_aggregates`, :mod:`eddy.engine.followed_by`,
 :mod:`eddy.engine.window_join`) for the queries planned there, and the per-event runtime
 or the aggregation step (:mod:`eddy.engine.operator`,
-:mod:`eddy.engine.runtime.aggregation.batch_step`) for the rest, keyed as planned, reading
+:mod:`eddy.engine.aggregation_step`) for the rest, keyed as planned, reading
 rows the JVM narrowed (:mod:`eddy.engine.runtime_input`). Each Python operator is an
 :class:`~eddy.engine.operator_part.OperatorPart`; one runs in a stateful operator of its own,
 several run fused in one (:mod:`eddy.engine.fused_operator`), each keeping its own state. The planner's rules say when each is exact; the answers it needs
@@ -34,13 +34,13 @@ from eddy.engine.operator import make_step
 from eddy.engine.operator_facts import physical_plan, source_plan
 from eddy.engine.operator_part import KEY, OUTPUT_COLUMNS, OperatorPart, output_columns, \
     run_alone
-from eddy.engine.runtime.table import build_tables
-from eddy.engine.runtime.aggregation.batch_step import aggregation_split, make_aggregation_step
+from eddy.engine.aggregation_step import aggregation_split, make_aggregation_step
 from eddy.engine.runtime_input import runtime_rows, state_key
 from eddy.engine.window_aggregates import plan_window_aggregate, window_aggregate_part
 from eddy.engine.window_join import plan_window_join, window_join_part
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
 from eddy.plan.physical.planner import aggregation_inputs
+from eddy.runtime.table import build_tables
 from eddy.store.aggregation_settings import worker_environment
 
 if TYPE_CHECKING:

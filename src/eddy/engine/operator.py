@@ -23,9 +23,9 @@ import pandas as pd
 
 from eddy.engine.layout import SEQ, STORE_STREAM, STREAM, TICK_STREAM, TS, InputLayout, \
     encode_rows
-from eddy.engine.runtime.model import GroupRuntime, InputEvent, OutputEvent
 from eddy.gcpause import gc_paused
 from eddy.lang.ast import AttrType
+from eddy.runtime.model import GroupRuntime, InputEvent, OutputEvent
 
 _runtimes: dict[str, tuple[GroupRuntime, bytes]] = {}
 
@@ -36,7 +36,7 @@ def runtime_for(app_text: str, query_ids: Sequence[str] | None) -> tuple[GroupRu
     key = hashlib.sha256(f"{app_text}\0{chosen}".encode()).hexdigest()
     cached = _runtimes.get(key)
     if cached is None:
-        from eddy.engine.runtime.group import build_runtime
+        from eddy.runtime.group import build_runtime
         from eddy.lang import check
 
         runtime = build_runtime(check(app_text), None if query_ids is None else list(query_ids))
@@ -160,12 +160,12 @@ def answer_store_query(runtime: GroupRuntime, event: InputEvent) -> list[OutputE
 def _run_with_stores(runtime: GroupRuntime, events: list[InputEvent], key: Any,
                      runtime_id: str) -> list[OutputEvent]:
     """:func:`run_batch`; with ``@store`` tables in one database transaction per batch, so
-    that a replayed batch is not applied twice (:mod:`eddy.store.table_batch`, imported only
+    that a replayed batch is not applied twice (:mod:`eddy.runtime.stored_batch`, imported only
     for apps that have such tables)."""
     tables = getattr(runtime, "tables", {})
     if not any(table.external for table in tables.values()):
         return run_batch(runtime, events)
-    from eddy.store.table_batch import run_stored_batch
+    from eddy.runtime.stored_batch import run_stored_batch
 
     return run_stored_batch(runtime, events, key, run_batch, runtime_id, batch_identity())
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from eddy.engine.aggregation_step import aggregations_only
 from eddy.engine.followed_by.plan import plan_followed_by
 from eddy.engine.layout import CLOCK, InputLayout, input_layout
-from eddy.engine.runtime.aggregation.batch_step import aggregations_only
-from eddy.engine.runtime.partition_buckets import partition_attributes
 from eddy.engine.spark_support import script_functions, spark_sql_problems
 from eddy.engine.window_aggregates.plan import plan_window_aggregate
 from eddy.engine.window_join.plan import plan_window_join
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.plan.physical import GroupPhysicalPlan, Sources, plan_group
+from eddy.runtime.partition_buckets import partition_attributes
 
 
 def _layout(analyzed: AnalyzedApp, streams: Sequence[str]) -> InputLayout:

@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from eddy.engine.runtime.java import java_regex, parse_replacement
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.functions import REGISTRY
 from eddy.lang.semantic import AnalyzedApp
 from eddy.lang.typecheck import constant_value
+from eddy.runtime.java import java_regex, parse_replacement
 
 SPARK_FUNCTIONS = frozenset({
     "math:abs", "math:acos", "math:asin", "math:atan", "math:bin", "math:cbrt", "math:ceil",

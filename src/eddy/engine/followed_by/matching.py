@@ -1,7 +1,7 @@
 """``every e1=S1 -> e2=S2[c] within t`` over a whole micro-batch at once.
 
 The reference (``StreamPreStateProcessor``, ported event by event in
-:mod:`eddy.engine.runtime.pattern`) keeps an ``e1`` partial match of a pattern instance
+:mod:`eddy.runtime.pattern`) keeps an ``e1`` partial match of a pattern instance
 (the app, or one partition key) first in a *new* list, which the next ``S2`` event moves
 into the *pending* list, in arrival order, just before it is tested. Before every event of
 either stream, ``within`` drops expired matches (``|e1.ts - now| > t``): from the head of

@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from eddy.engine.columnar import Node, NotColumnar, compile_columnar
-from eddy.engine.operator_columns import OperatorColumns, Selected, state_of
 from eddy.engine.layout import InputLayout
+from eddy.engine.operator_columns import OperatorColumns, Selected, state_of
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.scope import Scope, SemanticError, Source
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
-from eddy.engine.runtime.pattern.index import conjuncts
+from eddy.runtime.pattern.index import conjuncts
 
 _KEY_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
 FIRST, SECOND = "a", "b"

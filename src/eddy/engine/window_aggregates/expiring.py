@@ -5,10 +5,10 @@ a micro-batch at a time.
 With current events only the sums seen at each add are all that matters, so
 :mod:`.sliding_time` may expire an event at any row after it is due. An expired event that
 is an output must leave exactly when, and in the emission where, the runtime's
-``TimeWindow``/``LengthWindow`` (``engine/runtime/windows/sliding.py``) lets it go:
+``TimeWindow``/``LengthWindow`` (``runtime/windows/sliding.py``) lets it go:
 
 - Row ``s`` first moves the clock, ``c_s = max(c_{s-1}, ts_s)`` from 0, and only if it is
-  not late (``ts_s >= c_{s-1}``: :meth:`~eddy.engine.runtime.context.Context.advance`) fires
+  not late (``ts_s >= c_{s-1}``: :meth:`~eddy.runtime.context.Context.advance`) fires
   the window's due timers. A ``time(t)`` window asks for a timer at ``ts + t`` for each
   passing event with a timestamp larger than every passing one before it (``last``); the
   dues therefore rise, and timer ``r`` (asked at row ``r``) fires at the first later row

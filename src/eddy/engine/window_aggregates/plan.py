@@ -138,7 +138,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         return None  # every event of a batch goes out: a different selector path
     scheduler = 0
     if window.name != "length":
-        from eddy.engine.runtime.group import scheduler_order
+        from eddy.runtime.group import scheduler_order
 
         scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
     spec = WindowSpec(window.name, span, tuple(c for c in group_columns if c is not None),

@@ -23,7 +23,6 @@ from pyspark.sql import functions as F
 from eddy.engine.layout import CLOCK, SEQ, STORE_STREAM, STREAM, TS, InputLayout, spark_type
 from eddy.engine.native import spark_compiler
 from eddy.engine.operator_part import KEY, OperatorPart, run_alone
-from eddy.engine.runtime.query_builder import UnsupportedQuery
 from eddy.engine.state_keys import hash_bucket
 from eddy.engine.window_aggregates import expiring, sliding_time, time_batch
 from eddy.engine.window_aggregates.emitted import Emitted
@@ -31,6 +30,7 @@ from eddy.engine.window_aggregates.plan import WindowPlan, WindowSpec
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
+from eddy.runtime.query_builder import UnsupportedQuery
 
 EVENT = "_event"  # the row is not an on-demand query
 PASS = "_pass"    # the row is an event of the query's stream that passes the filters

@@ -1,7 +1,7 @@
 """``L#window.length(n)|time(t) join R#window.length(m)|time(u) on c`` over a whole
 micro-batch at once.
 
-In the reference (``JoinProcessor``, ported in :mod:`eddy.engine.runtime.join`) an arriving
+In the reference (``JoinProcessor``, ported in :mod:`eddy.runtime.join`) an arriving
 event joins what the other side's window holds at that moment, in the window's order
 (oldest first), then enters its own window. A window is a FIFO queue: it only ever loses
 its oldest events, so what it holds is always a contiguous run of its side's sequence,

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 
 from eddy.engine.columnar import Node, NotColumnar, compile_columnar
 from eddy.engine.followed_by.plan import key_pair
-from eddy.engine.operator_columns import OperatorColumns, Selected
 from eddy.engine.layout import InputLayout
-from eddy.engine.runtime.pattern.index import conjuncts
+from eddy.engine.operator_columns import OperatorColumns, Selected
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.scope import SemanticError
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.typecheck import constant_value
+from eddy.runtime.pattern.index import conjuncts
 
 LEFT, RIGHT = "l", "r"
 """Column prefixes of the two sides' attributes in the operator's rows."""
