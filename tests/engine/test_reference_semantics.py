@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from conformance import Case, compare_case, load_case
-from test_runtime_conformance import differences
+from runtime.test_runtime_conformance import differences
 
 from eddy.engine.layout import object_json
 from eddy.lang import check
