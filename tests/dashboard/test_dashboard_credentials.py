@@ -14,8 +14,10 @@ import re
 import stat
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy import Engine, delete, insert, select, update
@@ -28,6 +30,7 @@ from eddy.dashboard.poller import Poller
 from eddy.dashboard.settings import dashboard_settings
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
 
+T = TypeVar("T")
 DATABASES = {"postgresql": "jdbc:postgresql://root@127.0.0.1:5432/test",
              "mariadb": "jdbc:mysql://root@127.0.0.1:3306/test"}
 
@@ -58,6 +61,13 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
     yield made
     with made.engine.begin() as connection:
         connection.execute(delete(NODES).where(NODES.c.HOST.like(f"%-{made.run}.test")))
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: the browser tests' Playwright keeps an event
+    loop running on the main thread for the rest of the session."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _secret() -> str:
@@ -112,8 +122,8 @@ def test_a_row_another_key_wrote_is_one_node_in_error_and_the_rest_work(
     assert "re-add it with its password" in broken.credentials_error
     # The node is never called with an empty password, and its poll says why.
     with pytest.raises(NodeUnreachable, match="cannot decrypt"):
-        asyncio.run(NodeClient(broken).request("GET", "/statistics"))
-    state = asyncio.run(Poller(store.all, 5).poll(broken))
+        _run(NodeClient(broken).request("GET", "/statistics"))
+    state = _run(Poller(store.all, 5).poll(broken))
     assert not state.reachable and state.error == broken.credentials_error
     with pytest.raises(NodeError, match="remove it first"):
         store.add(lost, 9443, "admin", theirs)
