@@ -71,7 +71,7 @@ def test_the_stream_and_bucket_have_three_replicas_on_three_nodes(
         state = shared_nats_cluster.stream_state(node, bus.names.stream)
         assert state is not None and state["messages"] == 1, node.name
     bucket = shared_nats_cluster.stream_state(shared_nats_cluster.nodes[0],
-                                              f"KV_{bus.names.bucket}")
+                                              bus.names.bucket_stream)
     assert bucket is not None and bucket["messages"] == 1  # the topic's definition
 
 

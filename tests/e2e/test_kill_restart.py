@@ -137,7 +137,7 @@ async def _target(action: str, name: str, subject: str = "") -> list[bytes] | in
             return 0
         if action == "drop-bus":  # the NATS bus of app ``name``: its stream and bucket
             names = NatsNames(name)
-            for stream in (names.stream, f"KV_{names.bucket}"):
+            for stream in (names.stream, names.bucket_stream):
                 try:
                     await js.delete_stream(stream)
                 except NotFoundError:

@@ -213,7 +213,7 @@ class NatsBus(Bus):
     def destroy(self) -> None:
         """Deletes the app's stream and bucket — every topic, event and commit — and closes."""
         async def delete() -> None:
-            for name in (self.names.stream, f"KV_{self.names.bucket}"):
+            for name in (self.names.stream, self.names.bucket_stream):
                 try:
                     await self._retrying(lambda: self._js.delete_stream(name),
                                          f"deleting {name}")
@@ -277,7 +277,7 @@ class NatsBus(Bus):
         on a replica that has not caught up yet, which then reports nothing pending and
         ends the listing empty (seen right after a reopen on a three-node cluster)."""
         prefix = f"$KV.{self.names.bucket}."
-        info = await self._js.stream_info(f"KV_{self.names.bucket}",
+        info = await self._js.stream_info(self.names.bucket_stream,
                                           subjects_filter=prefix + pattern)
         values = []
         for subject in sorted(info.state.subjects or {}):

@@ -53,6 +53,11 @@ class NatsNames:
     def bucket(self) -> str:
         return f"EDDY_{self.token}_META"
 
+    @property
+    def bucket_stream(self) -> str:
+        """The JetStream stream that holds the bucket (JetStream names it so)."""
+        return f"KV_{self.bucket}"
+
     def subject(self, topic: str, partition: int) -> str:
         return f"eddy.{self.token}.{escape(topic)}.{partition}"
 
