@@ -271,6 +271,39 @@ def _finish(pair: Pair, client: Client) -> None:
     _check_exactly_once(pair)
 
 
+ARMED = "queries start ahead"
+DISARMED = "the queries started ahead stop"
+
+
+def _log_count(node: HaNode, text: str) -> int:
+    return node.log.read_text(errors="replace").count(text) if node.log.exists() else 0
+
+
+def test_an_active_late_but_within_its_lease_keeps_it_and_the_passive_disarms(pair: Pair
+                                                                             ) -> None:
+    """The active paused past a quarter interval after its renewal is due (not past its
+    lease): the passive starts its queries ahead, holds their first batch, and stops them
+    when the active renews after all; the active carries on, nothing is lost or written
+    twice, and the passive is in sync again (its checkpoint pulled whole)."""
+    active = pair.active()
+    assert active is not None
+    passive = pair.other(active)
+    client = _client_while(pair, 1500, after=300)
+    armed, disarmed = _log_count(passive, ARMED), _log_count(passive, DISARMED)
+    active.signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: _log_count(passive, ARMED) > armed, 3.5,
+                 "the passive to start its queries ahead", interval=0.05)
+    finally:
+        active.signal(signal.SIGCONT)
+    wait_for(lambda: _log_count(passive, DISARMED) > disarmed, 60,
+             "the passive to stop the queries it started ahead", interval=0.2)
+    assert pair.active() is active, "the late active lost its lease"
+    assert passive.status() == "passive"
+    pair.wait_passive_in_sync(passive)
+    _finish(pair, client)
+
+
 def test_a_node_paused_past_its_lease_steps_down_and_lands_nothing(pair: Pair) -> None:
     active = pair.active()
     assert active is not None

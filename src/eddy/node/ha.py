@@ -12,10 +12,20 @@ possibly separate hosts). A thread renews or takes the group's lease every
   Every ``eventPollingInterval`` it pulls the active's checkpoint mirror
   (:mod:`eddy.store.revisions`) into its own checkpoint folders, so it is never more than a
   poll behind, and ``in_sync`` says whether it has the newest.
+* **Armed** (the active is a quarter of an interval late renewing, by the database's
+  clock): the passive starts the queries it planned ahead on the active's newest checkpoint
+  (:mod:`eddy.node.standby`), so that Spark's start of each query's Python source — one to
+  three seconds — runs while the lease runs out instead of after it. Their first batch
+  waits in ``before_write`` (nothing of it is computed or written). If the active renews
+  after all, those batches are refused and the queries stopped and planned again; the
+  passive then pulls its checkpoints whole (the armed queries wrote into them).
 * **Takeover** (the lease was free or expired, by the database's clock): raise the fence
   to the new epoch in ``PERSISTENCE_DB`` (:mod:`eddy.store.fence`), pull each app's mirror
   one last time — nothing can be added to it now — and start the apps, each app's sources
-  and sinks beside its query (they only land events on the bus). Each app resumes
+  and sinks beside its query (they only land events on the bus). An armed app whose mirror
+  did not move since it was armed (read after the fence went up, so it cannot move any
+  more) keeps its running queries and its first batch is released; one whose mirror moved
+  (the old active wrote a batch after all) is stopped and started on the newest. Each app resumes
   from the old active's last micro-batch; apps that never ran resume from their committed
   bus positions.
 * **Losing the lease** (taken over, or not renewed in time because the database is out of
@@ -107,6 +117,12 @@ RETRY_S = 10.0
 """How often the active starts apps again whose query failed on its own."""
 EXPIRY_MARGIN_S = 0.05
 """How long after the holder's lease expires (database clock) the passive tries to take it."""
+ARM_LATE = 0.25
+"""How late (a fraction of ``heartbeatInterval``) the holder's renewal is when the passive
+arms its apps (starts their queries ahead of a likely takeover)."""
+ARM_HOLD_S = 60.0
+"""How long an armed query's first batch waits for the role keeper's decision at most (it
+normally comes within the lease time; the query then fails and a takeover starts it anew)."""
 LOG_FIRST_BATCHES = 2
 """Batches after a takeover whose start is logged with the time since the lease was taken
 (where a failover spends its time; ``bench/ha_failover.py --keep`` keeps the logs)."""
@@ -145,6 +161,7 @@ class RoleKeeper:
         self.group_id = cluster.groupId
         self.node_id = config.node_id
         self.interval_s = strategy.heartbeatInterval / 1000
+        self.arm_after_ms = strategy.heartbeatInterval * (1 + ARM_LATE)
         self.poll_s = strategy.eventPollingInterval / 1000
         ttl_ms = strategy.heartbeatInterval * strategy.heartbeatMaxRetry
         # Stop writing before the database can have given the lease away (see lease.py).
@@ -176,6 +193,9 @@ class RoleKeeper:
         self._recovering = False  # took over; recovered_ms not written yet
         self._awaiting_output = False  # took over; first_output_ms not written yet
         self._synced: dict[str, str | None] = {}
+        self._armed_at: int | None = None  # the holder's renewal (DB ms) when it armed
+        self._gates: dict[str, str] = {}
+        """Armed apps: ``held`` (their batches wait), ``refused`` (their batches fail)."""
         self._bus: Bus | None = None  # the keeper thread's own, opened on first use
         self._lag_events: int | None = None
         self._mirrored: dict[str, Positions] = {}  # app -> where its last push resumes
@@ -210,6 +230,7 @@ class RoleKeeper:
     def stop(self) -> None:
         """Stops the keeper (the caller then stops the apps and calls :meth:`release`)."""
         self._stop.set()
+        self._set_gates("refused")  # armed batches fail, so their queries can stop
         for thread in (self._thread, self._watchdog):
             if thread.is_alive():
                 thread.join(timeout=30)
@@ -261,7 +282,11 @@ class RoleKeeper:
         if self.active or view is None or view.mine or view.holder is None:
             return self.interval_s
         expires_s = (view.renewed_ms + self.lease.ttl_ms - view.now_ms) / 1000
-        return min(self.interval_s, max(0.0, expires_s) + EXPIRY_MARGIN_S)
+        ticks = [self.interval_s, max(0.0, expires_s) + EXPIRY_MARGIN_S]
+        arm_s = (view.renewed_ms + self.arm_after_ms - view.now_ms) / 1000
+        if self._armed_at is None and arm_s > 0:
+            ticks.append(arm_s + EXPIRY_MARGIN_S)
+        return min(ticks)
 
     def _beat(self, started: float) -> None:
         try:
@@ -288,6 +313,8 @@ class RoleKeeper:
                 self._take_over(view, previous)
         elif self.active:
             self._step_down(f"node '{view.holder}' holds the lease now (epoch {view.epoch})")
+        else:
+            self._consider_arming(view)
         if time.monotonic() >= self._next_poll:
             self._next_poll = time.monotonic() + self.poll_s
             self._poll()
@@ -310,7 +337,7 @@ class RoleKeeper:
         try:
             self._sync_apps()
             settled = self._transition is None or self._transition.done()
-            if not self.active and settled:
+            if not self.active and settled and self._armed_at is None:
                 self._follow()
             elif self.active and settled and time.monotonic() >= self._next_retry:
                 self._next_retry = time.monotonic() + RETRY_S
@@ -367,6 +394,7 @@ class RoleKeeper:
         with self._lock:
             self.epoch = view.epoch
             self.active = True
+            self._armed_at = None
             self._took_at = time.monotonic()
             self._batches_logged = 0
         reason = f"took the lease of group '{self.group_id}' at epoch {view.epoch}"
@@ -378,8 +406,71 @@ class RoleKeeper:
             self.lease.report("active", {}, 0)
         except SQLAlchemyError:
             pass  # only for `eddy ha status`; the next round reports again
-        self._transition = self.registry.go_active(self._prepare)
+        self._transition = self.registry.go_active(self._prepare, self._keep_armed)
         self._transition.add_done_callback(lambda _: self._apps_active(view.epoch))
+
+    def _consider_arming(self, view: LeaseView) -> None:
+        """Passive: arms the apps when the holder is late renewing, disarms them when it
+        renewed after all (see the module docstring)."""
+        if view.holder is None:
+            return  # a free lease: the next round takes it
+        if self._armed_at is not None:
+            if view.renewed_ms > self._armed_at:
+                self._disarm(f"node '{view.holder}' renewed its lease after all")
+            return
+        late_ms = view.now_ms - view.renewed_ms
+        settled = self._transition is None or self._transition.done()
+        if late_ms < self.arm_after_ms or not settled or not self.registry.armable():
+            return
+        self._armed_at = view.renewed_ms
+        log.info("HA: node '%s' last renewed its lease %d ms ago: the apps' queries start "
+                 "ahead, their first micro-batch held until this node holds the lease",
+                 view.holder, late_ms)
+        self._transition = self.registry.arm(self._arm_app)
+
+    def _disarm(self, reason: str) -> None:
+        with self._renewal:
+            self._armed_at = None
+            self._set_gates("refused")
+        log.info("HA: %s: the queries started ahead stop", reason)
+        self._transition = self.registry.disarm(reason)
+        # The armed queries wrote into the checkpoints: pull them whole once they stopped.
+        self._transition.add_done_callback(lambda _: self._pulled.clear())
+
+    def _set_gates(self, gate: str) -> None:
+        """Sets every armed app's gate, waking the batches that wait on it."""
+        with self._renewal:
+            for app in self._gates:
+                self._gates[app] = gate
+            self._renewal.notify_all()
+
+    def _arm_app(self, app: str) -> bool:
+        """Readies an app's checkpoint for its armed queries, whose batches are then held;
+        False (the app is not armed) when the node was disarmed or took over meanwhile."""
+        with self._renewal:
+            if self._armed_at is None:
+                return False
+            self._gates[app] = "held"
+        self._pull_checkpoint(app)
+        return True
+
+    def _keep_armed(self, app: str) -> bool:
+        """At takeover (the fence raised): whether an armed app's queries may go on —
+        its mirror has not moved since it was armed. Releases or refuses its batches."""
+        self._fence_tables(app)
+        head = self.mirror.head(app)
+        keep = (head.rev if head is not None else 0) == self._pulled.get(app, 0)
+        with self._renewal:
+            if keep:
+                self._gates.pop(app, None)
+            else:
+                self._gates[app] = "refused"
+            self._renewal.notify_all()
+        if keep:
+            log.info("HA: app %s resumes with its queries started ahead (micro-batch %s of "
+                     "epoch %s is still the newest)", app,
+                     head.batch_id if head else "-", head.epoch if head else "-")
+        return keep
 
     def _step_down(self, reason: str) -> None:
         with self._renewal:
@@ -430,10 +521,18 @@ class RoleKeeper:
 
     def _await_lease(self, app: str, batch_id: int) -> int:
         """The epoch a batch may write under: at once while the lease is fresh; past the
-        deadline, once a late renewal lands (see the module docstring). Raises
-        :class:`NotActive` when this node is (or becomes) passive or no renewal lands within
-        the lease time."""
+        deadline, once a late renewal lands (see the module docstring); for an armed app,
+        once the takeover released it. Raises :class:`NotActive` when this node is (or
+        becomes) passive, no renewal lands within the lease time, or an armed app's batch is
+        refused."""
         with self._renewal:
+            held_until = time.monotonic() + ARM_HOLD_S
+            while self._gates.get(app) == "held" and time.monotonic() < held_until:
+                self._renewal.wait(min(self.interval_s, held_until - time.monotonic()))
+            gate = self._gates.get(app)
+            if gate is not None:
+                raise NotActive(f"app {app}: batch {batch_id} was started ahead on the passive "
+                                f"and is not written ({gate})")
             limit = time.monotonic() + self.give_up_s
             while self.active and time.monotonic() - self._renewed_at > self.deadline_s \
                     and time.monotonic() < limit:
@@ -469,13 +568,25 @@ class RoleKeeper:
     def _prepare(self, app: str) -> None:
         """Shuts the old epochs out of the app's table databases and brings its checkpoint
         to the mirror's newest (at takeover)."""
+        with self._renewal:
+            self._gates.pop(app, None)  # any armed queries of the app are stopped by now
+        self._fence_tables(app)
+        self._pull_checkpoint(app)
+
+    def _fence_tables(self, app: str) -> None:
+        """Shuts the old epochs out of the app's table databases."""
         view = self.registry.get(app)
         if view.analyzed is not None and self.epoch is not None:
             for url in app_databases(view.analyzed):
                 raise_fence(connect(url), self.group_id, self.epoch)
+
+    def _pull_checkpoint(self, app: str) -> None:
+        """Brings the app's checkpoint to the mirror's newest (or removes it when the
+        mirror has none: the app then starts from its committed bus positions)."""
         checkpoint = self.registry.store.checkpoint_dir(app)
         head = self.mirror.pull(app, checkpoint, self._pulled.get(app, 0))
         if head is None:
+            self._pulled.pop(app, None)
             if checkpoint.exists():  # a local one is not the group's: resume from the bus
                 shutil.rmtree(checkpoint)
             log.info("HA: app %s has no checkpoint in the database; it starts from its "

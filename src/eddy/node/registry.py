@@ -17,7 +17,8 @@ log and the app's status (WSO2 SP fails the deployment instead: siddhi#796).
 **Passive (minimum HA).** While :attr:`AppRegistry.passive` is set, an app is validated
 and compiled but not started: ``passive``, no query, no sources, no sinks; with a
 ``warm_up`` it is also run once on scratch inputs and its queries are planned, so that
-activating it only starts them.
+activating it only starts them, and :meth:`AppRegistry.arm` starts those queries ahead of a
+likely takeover (:mod:`eddy.node.standby`).
 :meth:`AppRegistry.go_active` starts them all (after the HA role keeper brought each
 checkpoint up to the active's), :meth:`AppRegistry.go_passive` stops them all.
 """
@@ -40,6 +41,7 @@ from eddy.lang.variables import substitute
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.persistence import RevisionStore
 from eddy.node.runner import AppIo, AppRunner, AppSpec, IoFactory, RunnerFactory
+from eddy.node.standby import Standby, WarmUp, warmable
 
 log = logging.getLogger("eddy.node.registry")
 AppState = Literal["inactive", "active", "faulty", "passive"]
@@ -81,13 +83,6 @@ class AppView:
 PASSIVE_NOTE = "passive HA node: validated and compiled, not running"
 
 
-def _warmable(analyzed: AnalyzedApp | None) -> bool:
-    """Whether the passive warms the app up and plans it ahead: not with tables or
-    aggregations, whose queries write to databases (see the runner's ``warm_up``)."""
-    return analyzed is not None and not {d.kind for d in analyzed.streams.values()} \
-        & {"table", "aggregation"}
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -121,17 +116,14 @@ class AppRegistry:
         """Minimum HA: deploy apps without running them (see the module docstring)."""
         self._role_changes = 0  # go_active/go_passive requests so far (see go_active)
         self._compiled: set[str] = set()  # apps that passed validation and planning
-        self._planned: dict[str, AppRunner] = {}
-        """Passive: runners whose queries are planned but not started (see :meth:`_plan`)."""
+        self.standby = Standby(runner_factory, self._spec)
+        """Passive: what is readied for a takeover (:mod:`eddy.node.standby`)."""
         self.batch_hook: Callable[[str, Path], Callable[[int], None]] | None = None
         """Minimum HA, distributed children: ``(app, checkpoint) -> before_write`` for each
         runner's spec."""
         self.take_over: Callable[[str, str], str] | None = None
         """Distributed children: ``(app, text) -> note``, readies the state of an app that
         is deployed here from where it ran before (:mod:`eddy.node.child_state`)."""
-        self.warm_up: Callable[[AppSpec, AnalyzedApp], str | None] | None = None
-        """Minimum HA: runs a passive app once on scratch inputs (see
-        :func:`eddy.node.runner.warm_up`), so that its takeover starts warm."""
         self.output_hook: Callable[[int, int], None] | None = None
         """Minimum HA: every runner's ``after_output`` (batch id, events appended)."""
         self.undeployed_hook: Callable[[str], None] | None = None
@@ -272,14 +264,44 @@ class AppRegistry:
             self._role_changes += 1  # and a go_active queued before this is dropped
         return self._lifecycle.submit(self._to_passive, reason)
 
-    def go_active(self, prepare: Callable[[str], None]) -> Future[None]:
-        """Starts every passive app, each after ``prepare(app)`` readied its checkpoint;
-        dropped when a :meth:`go_passive` is requested before it runs (a node whose lease
-        flapped must not start apps it no longer may run)."""
+    @property
+    def warm_up(self) -> WarmUp | None:
+        """Minimum HA: runs a passive app once on scratch inputs (see
+        :func:`eddy.node.runner.warm_up`), so that its takeover starts warm."""
+        return self.standby.warm_up
+
+    @warm_up.setter
+    def warm_up(self, warm_up: WarmUp | None) -> None:
+        self.standby.warm_up = warm_up
+
+    def go_active(self, prepare: Callable[[str], None],
+                  keep_armed: Callable[[str], bool] = lambda _: False) -> Future[None]:
+        """Starts every passive app, each after ``prepare(app)`` readied its checkpoint —
+        or, for an app armed by :meth:`arm`, lets its running queries go on when
+        ``keep_armed(app)`` says their checkpoint is still the newest; dropped when a
+        :meth:`go_passive` is requested before it runs (a node whose lease flapped must not
+        start apps it no longer may run)."""
         with self._lock:
             self._role_changes += 1
             change = self._role_changes
-        return self._lifecycle.submit(self._to_active, prepare, change)
+        return self._lifecycle.submit(self._to_active, prepare, keep_armed, change)
+
+    def arm(self, ready: Callable[[str], bool]) -> Future[None]:
+        """Passive: starts the queries planned ahead, each after ``ready(app)`` brought its
+        checkpoint to the active's newest (or says False: not armed after all); the apps stay
+        ``passive`` and their sources and sinks closed (see :mod:`eddy.node.standby`).
+        Dropped when a role change is requested before it runs."""
+        with self._lock:
+            change = self._role_changes
+        return self._lifecycle.submit(self._arm, ready, change)
+
+    def disarm(self, reason: str) -> Future[None]:
+        """Passive: stops the armed queries and plans them again."""
+        return self._lifecycle.submit(self._disarm, reason)
+
+    def armable(self) -> bool:
+        """Whether :meth:`arm` would start any query."""
+        return self.passive and self.standby.armable()
 
     def retry_failed(self) -> Future[None]:
         """Starts again every app whose query stopped on its own (minimum HA's active does
@@ -290,6 +312,7 @@ class AppRegistry:
     def shutdown(self) -> None:
         """Stops every app (their checkpoints stay) and the lifecycle thread."""
         self._lifecycle.submit(self._stop_all).result()
+        self._lifecycle.submit(self.standby.clear).result()
         self._lifecycle.shutdown(wait=True)
 
     # -- the lifecycle thread -------------------------------------------------------------
@@ -312,7 +335,7 @@ class AppRegistry:
         redeploy = name in self._digests
         self._stop_io(name)
         self._stop_runner(name)
-        self._planned.pop(name, None)
+        self.standby.forget(name)
         with self._lock:
             self._digests[name] = digest
         self._deploy(name, text, redeploy)
@@ -344,15 +367,15 @@ class AppRegistry:
             return
         if self.passive:
             log.info("app %s deployed as passive: validated and compiled, not running", name)
-            if self._warm(name, text, analyzed):  # passive once it would take over warm
-                self._plan(name, text)
+            if self.standby.warm(name, text, analyzed):  # then it takes over warm
+                self.standby.plan(name, text)
             self._publish(AppView(name, text, "passive", _now_ms(), analyzed=analyzed,
                                   note=PASSIVE_NOTE))
             return
         self._run(name, text, analyzed, note, "redeployed" if redeploy else "deployed")
 
     def _run(self, name: str, text: str, analyzed: AnalyzedApp, note: str | None,
-             verb: str) -> None:
+             verb: str, ready: AppRunner | None = None, started: bool = False) -> None:
         """Starts a validated app's query, then its sources and sinks. On an HA takeover
         (``activated``) the sources and sinks start while the query starts: the app ran on
         the other node, its topics hold what they accepted, and a client that failed over is
@@ -364,7 +387,7 @@ class AppRegistry:
             threading.Thread(target=self._start_io_into, args=(io, name, text, analyzed),
                              name=f"eddy-io-start-{name}", daemon=True).start()
         try:
-            runner = self._start(name, text)
+            runner = self._start(name, text, ready, started)
         except Exception as error:
             log.exception("app %s could not start", name)
             if io is not None:
@@ -428,44 +451,6 @@ class AppRegistry:
                 return note
         return None
 
-    def _warm(self, name: str, text: str, analyzed: AnalyzedApp) -> bool:
-        """Runs the passive's warm-up of the app; whether it ran."""
-        if self.warm_up is None:
-            return False
-        began = time.monotonic()
-        try:
-            skipped = self.warm_up(self._spec(name, text), analyzed)
-        except Exception as error:  # a takeover then only starts cold
-            log.warning("app %s: the passive's warm-up run failed: %s", name,
-                        str(error).splitlines()[0][:300] if str(error) else error)
-            return False
-        if skipped is not None:
-            log.info("app %s: not warmed up on the passive: %s", name, skipped)
-            return False
-        log.info("app %s: warmed up on the passive in %.1f s", name, time.monotonic() - began)
-        return True
-
-    def _plan(self, name: str, text: str) -> None:
-        """Passive: builds the app's runner and plans its queries, so that a takeover only
-        starts them (planning instantiates the bus source in a Spark worker of its own).
-        Only for apps the warm-up ran, whose queries are known to plan without touching
-        anything outside the node."""
-        plan = None
-        try:
-            runner = self._factory(self._spec(name, text))
-            plan = getattr(runner, "plan", None)
-            if plan is None:
-                return
-            began = time.monotonic()
-            plan()
-        except Exception as error:  # the takeover plans it then
-            log.warning("app %s: could not plan its queries ahead: %s", name,
-                        str(error).splitlines()[0][:300] if str(error) else error)
-            return
-        self._planned[name] = runner
-        log.info("app %s: queries planned ahead on the passive in %.1f s", name,
-                 time.monotonic() - began)
-
     def _spec(self, name: str, text: str) -> AppSpec:
         """What a runner needs: the app as it runs, with its ``${NAME}`` variables filled in
         (the API keeps showing the text as deployed)."""
@@ -475,13 +460,15 @@ class AppRegistry:
         return AppSpec(name, resolved, checkpoint, self.bus_url, before_write=hook,
                        after_output=self.output_hook)
 
-    def _start(self, name: str, text: str) -> AppRunner:
+    def _start(self, name: str, text: str, ready: AppRunner | None = None,
+               started: bool = False) -> AppRunner:
+        """Starts the app's query: ``ready`` is a runner readied on the passive (planned,
+        or already ``started`` when armed), else a new one is made."""
         spec = self._spec(name, text)
         spec.checkpoint_dir.parent.mkdir(parents=True, exist_ok=True)
-        runner = self._planned.pop(name, None)  # planned ahead on a passive node
-        if runner is None:
-            runner = self._factory(spec)
-        runner.start()
+        runner = ready if ready is not None else self._factory(spec)
+        if not started:
+            runner.start()
         return runner
 
     def _start_io(self, name: str, text: str, analyzed: AnalyzedApp) -> None:
@@ -528,7 +515,7 @@ class AppRegistry:
             self._digests.pop(name, None)
             self._compiled.discard(name)
             existed = self._apps.pop(name, None) is not None
-        self._planned.pop(name, None)
+        self.standby.forget(name)
         self._stop_io(name)
         self._stop_runner(name)
         if existed:
@@ -557,12 +544,33 @@ class AppRegistry:
                     self._apps[name] = replace(view, state="passive", note=PASSIVE_NOTE,
                                                error=None)
         log.info("every app stopped: %s", reason)
-        for view in self.views():  # warm since it ran here: ready for the next takeover
-            if view.state == "passive" and view.name not in self._planned \
-                    and self.warm_up is not None and _warmable(view.analyzed):
-                self._plan(view.name, view.text)
+        self._plan_passive()
 
-    def _to_active(self, prepare: Callable[[str], None], change: int) -> None:
+    def _plan_passive(self) -> None:
+        """Plans again the passive apps whose planned runner was used (they ran here, or
+        were armed), so the next takeover finds them ready."""
+        for view in self.views():
+            if view.state == "passive" and not self.standby.planned(view.name) \
+                    and self.warm_up is not None and warmable(view.analyzed):
+                self.standby.plan(view.name, view.text)
+
+    def _arm(self, ready: Callable[[str], bool], change: int) -> None:
+        for view in self.views():
+            if change != self._role_changes or not self.passive:
+                return  # a takeover or step-down came first: it starts or stops the apps
+            if view.state == "passive" and self.standby.planned(view.name):
+                self.standby.arm(view.name, ready)
+
+    def _disarm(self, reason: str) -> None:
+        names = self.standby.disarm()
+        if names:
+            log.info("the queries started ahead are stopped (%s): %s", reason,
+                     ", ".join(names))
+        if self.passive:
+            self._plan_passive()
+
+    def _to_active(self, prepare: Callable[[str], None], keep_armed: Callable[[str], bool],
+                   change: int) -> None:
         if change != self._role_changes:
             log.info("a later role change is queued: the apps are not started")
             return
@@ -575,14 +583,16 @@ class AppRegistry:
                 continue
             began = time.monotonic()
             try:
-                prepare(view.name)
+                ready, started = self.standby.take(view.name, keep_armed)
+                if not started:
+                    prepare(view.name)
             except Exception as error:
                 log.exception("app %s: its state could not be made current", view.name)
                 self._publish(replace(view, state="faulty", error={
                     "message": f"cannot take over its state: {error}"}))
                 continue
             prepared = time.monotonic()
-            self._run(view.name, view.text, view.analyzed, None, "activated")
+            self._run(view.name, view.text, view.analyzed, None, "activated", ready, started)
             log.info("app %s activated in %.1f s: state taken over in %.1f s, query, sources "
                      "and sinks started in %.1f s", view.name, time.monotonic() - began,
                      prepared - began, time.monotonic() - prepared)
@@ -604,6 +614,7 @@ class AppRegistry:
             self._stop_io(name)
         for name in list(self._runners):
             self._stop_runner(name)
+        self.standby.disarm()
 
     def _running(self, name: str) -> AppView:
         view = self.get(name)
