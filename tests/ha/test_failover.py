@@ -304,6 +304,32 @@ def test_an_active_late_but_within_its_lease_keeps_it_and_the_passive_disarms(pa
     _finish(pair, client)
 
 
+def test_a_clean_stop_of_the_active_hands_its_lease_over_after_its_apps_stopped(
+        pair: Pair) -> None:
+    """SIGTERM of the active mid-stream: it keeps renewing its lease while its apps stop
+    (their last batch is written, not refused), then releases it, and the other node takes
+    over at once; restarted, it is passive. Nothing is lost or written twice."""
+    active = pair.active()
+    assert active is not None and active.process is not None
+    successor = pair.other(active)
+    client = _client_while(pair, 1500, after=300)
+    before = active.log.stat().st_size
+    active.process.send_signal(signal.SIGTERM)  # the driver only: it stops Spark itself
+    assert active.process.wait(120) == 0, active.log_tail()
+    with active.log.open("rb") as log:
+        log.seek(before)
+        stopping = log.read().decode(errors="replace")
+    assert "released the lease" in stopping, stopping[-3000:]
+    assert "is not written" not in stopping, stopping[-3000:]
+    pair.wait_active(successor)
+    took_over = [h for h in successor.ha()["history"]  # type: ignore[index]
+                 if h["status"] == "active"][-1]
+    assert "took the lease" in took_over["reason"], took_over
+    active.start()
+    pair.wait_passive_in_sync(active)
+    _finish(pair, client)
+
+
 def test_a_node_paused_past_its_lease_steps_down_and_lands_nothing(pair: Pair) -> None:
     active = pair.active()
     assert active is not None

@@ -205,6 +205,7 @@ class RoleKeeper:
         self._renewal = threading.Condition(self._lock)  # a renewal landed, or a step-down
         self._apps_lock = threading.Lock()
         self._stop = threading.Event()
+        self._stopping = threading.Event()  # the node stops: renew a held lease, nothing more
         self._thread = threading.Thread(target=self._run, name="eddy-ha", daemon=True)
         self._watchdog = threading.Thread(target=self._watch, name="eddy-ha-watchdog",
                                           daemon=True)
@@ -227,10 +228,18 @@ class RoleKeeper:
         self._thread.start()
         self._watchdog.start()
 
-    def stop(self) -> None:
-        """Stops the keeper (the caller then stops the apps and calls :meth:`release`)."""
-        self._stop.set()
+    def stopping(self) -> None:
+        """The node is stopping its apps: from now on the keeper only renews a lease it
+        holds — so the apps' last batches still write under it, and the other node does not
+        take over before they stopped — and takes over, arms and follows nothing. The
+        caller then stops the apps, :meth:`stop` and :meth:`release`."""
+        self._stopping.set()
         self._set_gates("refused")  # armed batches fail, so their queries can stop
+
+    def stop(self) -> None:
+        """Stops the keeper's threads (after :meth:`stopping` and the apps' stop)."""
+        self.stopping()
+        self._stop.set()
         for thread in (self._thread, self._watchdog):
             if thread.is_alive():
                 thread.join(timeout=30)
@@ -289,6 +298,10 @@ class RoleKeeper:
         return min(ticks)
 
     def _beat(self, started: float) -> None:
+        if self._stopping.is_set():
+            if self.active:
+                self._renew_while_stopping(started)
+            return
         try:
             view = self.lease.tick()
         except SQLAlchemyError as error:
@@ -323,6 +336,18 @@ class RoleKeeper:
         else:
             self._publish_role("passive", f"node '{view.holder}' holds the lease (epoch "
                                           f"{view.epoch})" if view.holder else None)
+
+    def _renew_while_stopping(self, started: float) -> None:
+        try:
+            view = self.lease.tick()
+        except SQLAlchemyError:
+            return  # past the deadline the batches wait, and fail within the lease time
+        with self._renewal:
+            if view.mine and view.epoch == self.epoch:
+                self._renewed_at = started
+            else:
+                self.active = False  # lost it: the last batches are not written
+            self._renewal.notify_all()
 
     def _watch(self) -> None:
         """Steps down when the keeper thread itself is stuck (a database that stopped
@@ -479,6 +504,9 @@ class RoleKeeper:
             self.active = False
             self._pulled.clear()  # our own last batches may not be the group's: re-read all
             self._renewal.notify_all()  # a batch waiting for a renewal fails now
+        if self._stopping.is_set():  # the apps are being stopped anyway
+            log.warning("HA: node '%s' stepped down while stopping: %s", self.node_id, reason)
+            return
         self._transition = self.registry.go_passive(reason)
         self._publish_role("passive", f"stepped down: {reason}")
 

@@ -167,7 +167,7 @@ class Worker:
         """Stops watching, persisting and every app; checkpoints stay for the next start."""
         self._stop.set()
         if self.ha is not None:
-            self.ha.stop()
+            self.ha.stopping()  # renews a held lease until the apps stopped
         if self.distributed is not None:
             self.distributed.stop()
         self.watcher.stop()
@@ -179,6 +179,7 @@ class Worker:
         if self.child_state is not None:
             self.child_state.close()
         if self.ha is not None:
+            self.ha.stop()
             self.ha.release()
 
     def _worker_metrics(self) -> dict[str, float]:
