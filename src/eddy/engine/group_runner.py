@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming.listener import StreamingQueryListener
 from pyspark.sql.streaming.query import StreamingQuery
 
 from eddy.bus import Bus, TopicSpec, open_bus
@@ -70,6 +69,7 @@ from eddy.engine.realtime import (
     real_time_refusal,
     start_real_time,
 )
+from eddy.engine.query_progress import Progress, progress_listeners
 from eddy.engine.session import get_spark
 from eddy.engine.store_requests import Records, StoreRequests
 from eddy.lang import AnalyzedApp, check
@@ -280,9 +280,8 @@ class GroupRunner:
                      "Spark start %.2f s)", self.name, time.monotonic() - began,
                      topics_ready - began, planned - topics_ready, time.monotonic() - planned)
         self._sink.bind(str(self._query.id))
-        self._positions = _CommitPositions(self.bus_url, self.name, str(self._query.id),
-                                           started=began)
-        spark.streams.addListener(self._positions)
+        self._positions = _CommitPositions(self.bus_url, self.name, started=began)
+        progress_listeners(spark).add(str(self._query.id), self._positions.on_progress)
         if self.tick_topic is not None:
             self._heartbeat = Heartbeat(self._bus, self.tick_topic,
                                         [self.input_topic(s) for s in self.topics.inputs])
@@ -381,8 +380,9 @@ class GroupRunner:
         if self._heartbeat is not None:
             self._heartbeat.stop()
             self._heartbeat = None
-        if self._positions is not None:  # first: no progress reaches a closing listener
-            (self._spark or get_spark()).streams.removeListener(self._positions)
+        if self._positions is not None and self._query is not None:
+            # first: no progress reaches a closing listener
+            progress_listeners(self._spark or get_spark()).remove(str(self._query.id))
             self._positions.close()
             self._positions = None
         if self._query is not None:
@@ -550,34 +550,30 @@ class GroupRunner:
         return offsets
 
 
-class _CommitPositions(StreamingQueryListener):
+class _CommitPositions:
     """Commits the end of each completed batch of one query as its group's consumer
     position (see the module docstring). Spark's own commit of that position, when it plans
     the next batch, writes the same numbers. Runs on Spark's listener thread with a bus of
-    its own, opened on the first progress."""
+    its own, opened on the first progress (:mod:`.query_progress`)."""
 
-    def __init__(self, bus_url: str, consumer: str, query_id: str,
-                 started: float | None = None) -> None:
-        self.bus_url, self.consumer, self.query_id = bus_url, consumer, query_id
+    def __init__(self, bus_url: str, consumer: str, started: float | None = None) -> None:
+        self.bus_url, self.consumer = bus_url, consumer
         self._started = time.monotonic() if started is None else started
         self._logged = 0
         self._bus: Bus | None = None
         self._lock = threading.Lock()
         self._closed = False
 
-    def onQueryStarted(self, event: Any) -> None:
-        pass
-
-    def onQueryProgress(self, event: Any) -> None:
-        progress = event.progress
-        if str(progress.id) != self.query_id or not progress.sources:
+    def on_progress(self, progress: Progress) -> None:
+        sources = progress.get("sources") or []
+        if not sources:
             return
         if self._logged < LOG_FIRST_PROGRESS:
             self._logged += 1
             log.info("%s: batch %s (%d rows) done %.2f s after the start; its steps in ms: %s",
-                     self.consumer, progress.batchId, progress.numInputRows,
-                     time.monotonic() - self._started, dict(progress.durationMs))
-        end = progress.sources[0].endOffset
+                     self.consumer, progress.get("batchId"), progress.get("numInputRows", 0),
+                     time.monotonic() - self._started, progress.get("durationMs", {}))
+        end = sources[0].get("endOffset")
         offsets: Offsets = json.loads(end) if isinstance(end, str) else dict(end or {})
         with self._lock:
             if self._closed or not offsets:
@@ -589,12 +585,6 @@ class _CommitPositions(StreamingQueryListener):
                         self._bus.commit(self.consumer, topic, p, position)
             except Exception:  # the next batch's commit (by Spark) writes the same
                 log.warning("could not commit %s's position", self.consumer, exc_info=True)
-
-    def onQueryIdle(self, event: Any) -> None:
-        pass
-
-    def onQueryTerminated(self, event: Any) -> None:
-        pass
 
     def close(self) -> None:
         with self._lock:
