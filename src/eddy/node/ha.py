@@ -16,9 +16,13 @@ possibly separate hosts). A thread renews or takes the group's lease every
   clock): the passive starts the queries it planned ahead on the active's newest checkpoint
   (:mod:`eddy.node.standby`), so that Spark's start of each query's Python source — one to
   three seconds — runs while the lease runs out instead of after it. Their first batch
-  waits in ``before_write`` (nothing of it is computed or written). If the active renews
-  after all, those batches are refused and the queries stopped and planned again; the
-  passive then pulls its checkpoints whole (the armed queries wrote into them).
+  waits in ``before_write`` (nothing of it is computed or written). A late active often
+  renews once more and then dies (it was late because it was failing), so one renewal does
+  not disarm: only when the active kept renewing for a whole lease time after the arming
+  are those batches refused and the queries stopped and planned again; the passive then
+  pulls its checkpoints whole (the armed queries wrote into them). Should the active have
+  written batches meanwhile, the takeover finds the armed checkpoint stale and starts the
+  app on the newest instead.
 * **Takeover** (the lease was free or expired, by the database's clock): raise the fence
   to the new epoch in ``PERSISTENCE_DB`` (:mod:`eddy.store.fence`), pull each app's mirror
   one last time — nothing can be added to it now — and start the apps, each app's sources
@@ -440,8 +444,9 @@ class RoleKeeper:
         if view.holder is None:
             return  # a free lease: the next round takes it
         if self._armed_at is not None:
-            if view.renewed_ms > self._armed_at:
-                self._disarm(f"node '{view.holder}' renewed its lease after all")
+            if view.renewed_ms - self._armed_at >= self.lease.ttl_ms:
+                self._disarm(f"node '{view.holder}' kept renewing its lease for "
+                             f"{self.lease.ttl_ms} ms after all")
             return
         late_ms = view.now_ms - view.renewed_ms
         settled = self._transition is None or self._transition.done()
