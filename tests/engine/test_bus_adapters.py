@@ -22,7 +22,8 @@ import pytest
 
 from eddy.bus import Bus, TopicSpec, open_bus, sqlite_url
 from eddy.engine.run.bus_sink import BusSink, OutputStream
-from eddy.engine.run.group_runner import GroupRunner, GroupTopics, output_events
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import GroupTopics, output_events
 from eddy.engine.spark.bus_source import (
     BatchSlice,
     BusStreamReader,

@@ -15,7 +15,8 @@ from typing import Any
 import pyarrow as pa
 
 from eddy.bus import TopicSpec, open_bus, sqlite_url
-from eddy.engine.run.group_runner import GroupRunner, output_events
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import output_events
 from eddy.engine.spark.bus_source import (
     BusStreamReader,
     GroupInput,

@@ -26,7 +26,7 @@ from conformance import Case, compare_events, load_cases
 from group_runs import crash_once, run_inputs
 
 from eddy.bus import open_bus, sqlite_url
-from eddy.engine.run.group_runner import output_events
+from eddy.engine.run.group_topics import output_events
 
 # One case per stateful feature: a counting pattern with `within` over two streams, a left
 # outer window join, a table updated and read through a join by three streams, and a value

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 from eddy.bus import Bus, TopicSpec, open_bus, sqlite_url
 from eddy.engine.run.bus_sink import BusSink
-from eddy.engine.run.group_runner import GroupRunner, GroupTopics, output_events
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import GroupTopics, output_events
 from eddy.engine.run.real_time import TASK_SLOTS, Bridge, TaskAppender, parse_rows
 from eddy.engine.spark.bus_source import GroupInput
 from eddy.engine.spark.row_layout import input_layout

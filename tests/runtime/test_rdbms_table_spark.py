@@ -27,7 +27,7 @@ from test_rdbms_table import BACKENDS, stored  # noqa: E402
 
 from eddy import SiddhiAppError, replay  # noqa: E402
 from eddy.bus import open_bus, sqlite_url  # noqa: E402
-from eddy.engine.run.group_runner import output_events  # noqa: E402
+from eddy.engine.run.group_topics import output_events  # noqa: E402
 from eddy.runtime.stored_batch import MARKER_TABLE  # noqa: E402
 from eddy.store.connect import connect, jdbc_to_sqlalchemy  # noqa: E402
 

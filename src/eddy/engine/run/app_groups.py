@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from eddy.engine.run.group_runner import GroupRunner, RunnerStatus
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_status import RunnerStatus
 from eddy.plan.children import ChildApp, split_app
 
 START_S = 60.0
