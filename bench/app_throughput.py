@@ -1,6 +1,6 @@
 """Whole apps through the plan a worker builds, read from the bus (issue 16).
 
-Each app runs in a real :class:`~eddy.engine.group_runner.GroupRunner` — the worker's
+Each app runs in a real :class:`~eddy.engine.run.group_runner.GroupRunner` — the worker's
 runner: its bus source (no ``_clock`` column), its physical plan (``eddy explain`` shows
 it), its bus sink — over ``TempStream (deviceID long, roomNo int, temp double)`` events
 100 ms apart in event time, roomNo uniform over 1,000 rooms, temp ~ N(30, 10), appended to
@@ -47,10 +47,10 @@ import numpy as np
 import pyarrow as pa
 
 from eddy.bus import Bus, open_bus, sqlite_url
-from eddy.engine.group_runner import GroupRunner
-from eddy.engine.layout import input_layout
-from eddy.engine.operator_facts import physical_plan
-from eddy.engine.session import get_spark
+from eddy.engine.compile.operator_facts import physical_plan
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.spark.row_layout import input_layout
+from eddy.engine.spark.session import get_spark
 from eddy.lang import check
 
 TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"

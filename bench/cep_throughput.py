@@ -81,11 +81,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, DataType, StructType
 
-from eddy.engine.group_query import compile_group
-from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout
-from eddy.engine.session import get_spark
-from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
-from eddy.engine.state_keys import spread
+from eddy.engine.compile.group_query import compile_group
+from eddy.engine.operators.state_keys import spread
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, input_layout
+from eddy.engine.spark.session import get_spark
+from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import check
 
 TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"

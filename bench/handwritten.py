@@ -34,9 +34,9 @@ from pyspark.sql.types import (BinaryType, DoubleType, IntegerType, LongType, St
                                StructType)
 
 from eddy.bus import Bus, TopicSpec, open_bus
-from eddy.engine.bus_source import GroupInput, read_group_input
-from eddy.engine.layout import InputLayout
-from eddy.engine.session import get_spark
+from eddy.engine.spark.bus_source import GroupInput, read_group_input
+from eddy.engine.spark.row_layout import InputLayout
+from eddy.engine.spark.session import get_spark
 from eddy.lang.ast import Attribute, AttrType
 
 WINDOW_MS = 60_000

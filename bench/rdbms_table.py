@@ -21,7 +21,7 @@ from pathlib import Path
 
 from sqlalchemy import MetaData, Table, delete, inspect
 
-from eddy.engine.operator import run_batch
+from eddy.engine.operators.runtime_operator import run_batch
 from eddy.lang import check
 from eddy.runtime.group import build_runtime
 from eddy.runtime.model import InputEvent

@@ -21,8 +21,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from eddy.bus import open_bus
-from eddy.engine.group_runner import GroupRunner
-from eddy.engine.session import get_spark
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.spark.session import get_spark
 
 APP = """@App:name('Bench')
 define stream Trades (symbol string, price double);

@@ -8,7 +8,7 @@ with ``@store(type='rdbms', jdbc.url='jdbc:sqlite:…')``, compiled by ``compile
 group has no per-event query, so the vectorised aggregation step runs); every micro-batch
 ends by upserting the changed rows of all six granularities into SQLite. Side ``eddy`` is
 compiled with ``on_demand=False`` (this input has no on-demand query), so the step runs
-split by hash bucket of ``symbol`` over the cores (``engine/aggregation_step.py``);
+split by hash bucket of ``symbol`` over the cores (``engine/operators/aggregation_step.py``);
 side ``eddy-1`` is the default plan, which keeps the step on one state key so that
 on-demand queries can run at their place.
 
@@ -52,10 +52,10 @@ from pyspark.sql import functions as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_throughput import Measured, drain, measure  # noqa: E402  (bench/ is not a package)
 
-from eddy.engine.group_query import compile_group  # noqa: E402
-from eddy.engine.layout import SEQ, STREAM, TS, InputLayout, input_layout  # noqa: E402
-from eddy.engine.session import get_spark  # noqa: E402
-from eddy.engine.spool_source import FORMAT, append_chunk, register_sources  # noqa: E402
+from eddy.engine.compile.group_query import compile_group  # noqa: E402
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, input_layout  # noqa: E402
+from eddy.engine.spark.session import get_spark  # noqa: E402
+from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources  # noqa: E402
 from eddy.lang import check  # noqa: E402
 from eddy.runtime.aggregation.api import query_aggregation  # noqa: E402
 from eddy.runtime.group import build_runtime  # noqa: E402

@@ -9,9 +9,9 @@ from typing import Any
 
 import pandas as pd
 
-from eddy.engine.columnar import POSITION
-from eddy.engine.layout import SEQ, TS
-from eddy.engine.operator import run_batch
+from eddy.engine.operators.columnar_expressions import POSITION
+from eddy.engine.operators.runtime_operator import run_batch
+from eddy.engine.spark.row_layout import SEQ, TS
 from eddy.lang.semantic import AnalyzedApp
 from eddy.runtime.group import build_runtime
 from eddy.runtime.model import InputEvent, sort_outputs

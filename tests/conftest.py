@@ -23,7 +23,7 @@ if str(_SRC) not in sys.path:
 def spark() -> Iterator[SparkSession]:
     """The process's SparkSession, shared by every test: starting one costs ~5 s."""
     pytest.importorskip("pyspark")
-    from eddy.engine.session import get_spark, stop_spark
+    from eddy.engine.spark.session import get_spark, stop_spark
 
     session = get_spark()
     yield session

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from eddy.bus import Bus, open_bus
-from eddy.engine.group_runner import GroupRunner
+from eddy.engine.run.group_runner import GroupRunner
 
 WAIT_S = 90.0
 OnOutput = Callable[[int, Mapping[str, pa.Table]], None]

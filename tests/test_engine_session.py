@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from eddy.engine.session import ROCKSDB_PROVIDER, effective_conf, env_conf, get_spark
+from eddy.engine.spark.session import ROCKSDB_PROVIDER, effective_conf, env_conf, get_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

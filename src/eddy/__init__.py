@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 from eddy.lang.errors import SiddhiAppError
 
 if TYPE_CHECKING:
-    from eddy.engine.replay import ReplayResult, replay
+    from eddy.engine.run.replay import ReplayResult, replay
     from eddy.lang import analyze, check, parse
 
 __all__ = ["ReplayResult", "SiddhiAppError", "analyze", "check", "parse", "replay"]
 __version__ = "0.1.0"
 
 _LAZY = {"analyze": "eddy.lang", "check": "eddy.lang", "parse": "eddy.lang",
-         "replay": "eddy.engine.replay", "ReplayResult": "eddy.engine.replay"}
+         "replay": "eddy.engine.run.replay", "ReplayResult": "eddy.engine.run.replay"}
 
 
 def __getattr__(name: str) -> Any:

@@ -42,7 +42,7 @@ def _report(error: SiddhiAppError) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Checks every file; one ``file:line:col: error: …`` block per fault on stderr."""
-    from eddy.engine.app_check import check_app
+    from eddy.engine.compile.app_check import check_app
 
     failed = 0
     for path in args.apps:
@@ -61,7 +61,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from eddy.engine.app_check import check_app
+    from eddy.engine.compile.app_check import check_app
     from eddy.plan.children import split_app
     from eddy.plan.explain import explain_json, explain_text
 
@@ -85,8 +85,8 @@ def _physical_plan(analyzed: AnalyzedApp, plan: AppPlan) -> GroupPhysicalPlan | 
     engine runs the whole app as one Spark query, even an app of several ``@dist`` groups
     (issue 16, item 7), so that is the group planned; no Spark is started."""
     try:
-        from eddy.engine.layout import input_layout
-        from eddy.engine.operator_facts import physical_plan
+        from eddy.engine.compile.operator_facts import physical_plan
+        from eddy.engine.spark.row_layout import input_layout
     except ImportError:
         return None
     name = plan.groups[0].name if len(plan.groups) == 1 else \
@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_engine_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Commands that run apps on Spark, when the engine is present."""
     try:
-        from eddy.engine.commands import add_commands
+        from eddy.engine.run.cli_commands import add_commands
     except ImportError:
         return
     add_commands(commands)

@@ -46,7 +46,7 @@ from sqlalchemy import Column, Engine, MetaData, String, Table, func, select
 from polling import free_port, wait_for
 
 from eddy.bus import Bus, UnknownTopicError, open_bus
-from eddy.engine.group_runner import output_events
+from eddy.engine.run.group_topics import output_events
 from eddy.lang import check
 from eddy.node.ha_positions import mirror_consumer
 from eddy.runtime.group import build_runtime

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "node"))
 from worker_process import WorkerProcess  # type: ignore[import-not-found]  # noqa: E402
 
 from eddy.bus import UnknownTopicError, open_bus  # noqa: E402
-from eddy.engine.group_runner import output_events  # noqa: E402
+from eddy.engine.run.group_topics import output_events  # noqa: E402
 from eddy.lang import check  # noqa: E402
 from eddy.plan.children import split_app  # noqa: E402
 from eddy.runtime.group import build_runtime  # noqa: E402

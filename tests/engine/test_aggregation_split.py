@@ -1,5 +1,5 @@
 """An aggregation-only group split by hash bucket of its ``group by`` values writes exactly
-the table rows of the same group on one state key (engine/aggregation_step.py).
+the table rows of the same group on one state key (engine/operators/aggregation_step.py).
 
 Both runs go through real Spark from a spool (which supplies each row's stream clock) in
 small micro-batches, into separate SQLite files; every row of every granularity table is
@@ -18,11 +18,11 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from eddy.engine.group_query import compile_group
-from eddy.engine.layout import STORE_STREAM, InputLayout, decode_data, input_layout
-from eddy.engine.operator import STORE_ANSWERED
-from eddy.engine.operator_facts import physical_plan
-from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
+from eddy.engine.compile.group_query import compile_group
+from eddy.engine.compile.operator_facts import physical_plan
+from eddy.engine.operators.runtime_operator import STORE_ANSWERED
+from eddy.engine.spark.row_layout import STORE_STREAM, InputLayout, decode_data, input_layout
+from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import check
 
 START = 1_496_275_200_000  # 2017-06-01 00:00:00 UTC

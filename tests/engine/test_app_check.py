@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from eddy.cli import main
-from eddy.engine.app_check import check_app
+from eddy.engine.compile.app_check import check_app
 from eddy.lang import SiddhiAppError
 
 NESTED = """\
@@ -74,7 +74,7 @@ def test_validate_and_explain_report_it(tmp_path: Path,
 
 def test_replay_refuses_it_before_spark_starts() -> None:
     """``eddy replay`` and ``eddy run`` check as a worker does: the fault, not a task failure."""
-    from eddy.engine.replay import replay
+    from eddy.engine.run.replay import replay
 
     with pytest.raises(SiddhiAppError, match="cannot run in eddy") as raised:
         replay(NESTED, [{"stream": "S", "timestamp": 1000, "data": [1, "x"]}],

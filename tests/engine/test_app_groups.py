@@ -17,8 +17,9 @@ import pyarrow as pa
 import pytest
 
 from eddy.bus import open_bus
-from eddy.engine.app_groups import AppGroups
-from eddy.engine.group_runner import GroupRunner, output_events
+from eddy.engine.run.app_groups import AppGroups
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import output_events
 
 WAIT_S = 180.0
 HERE = Path(__file__).parents[1] / "plan" / "explain"

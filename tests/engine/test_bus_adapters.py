@@ -21,8 +21,10 @@ import pyarrow as pa
 import pytest
 
 from eddy.bus import Bus, TopicSpec, open_bus, sqlite_url
-from eddy.engine.bus_sink import BusSink, OutputStream
-from eddy.engine.bus_source import (
+from eddy.engine.run.bus_sink import BusSink, OutputStream
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import GroupTopics, output_events
+from eddy.engine.spark.bus_source import (
     BatchSlice,
     BusStreamReader,
     GroupInput,
@@ -30,9 +32,8 @@ from eddy.engine.bus_source import (
     ordered_rows,
     register_bus_source,
 )
-from eddy.engine.data_sources import RUNNER_ENV_KEYS
-from eddy.engine.group_runner import GroupRunner, GroupTopics, output_events
-from eddy.engine.layout import InputLayout
+from eddy.engine.spark.data_sources import RUNNER_ENV_KEYS
+from eddy.engine.spark.row_layout import InputLayout
 from eddy.lang import check
 from eddy.lang.ast import Attribute, AttrType
 
@@ -144,7 +145,7 @@ def test_a_query_start_leaves_the_sources_shared_env_map_as_it_was(spark: Any, b
     """Spark's streaming source runner puts keys into the env map that every query of a Python
     source shares and serialises into its tasks. Added at registration, a query start only
     replaces their values, so no task is serialised while the map changes shape
-    (:mod:`eddy.engine.data_sources`; the race failed a restarted worker's tasks)."""
+    (:mod:`eddy.engine.spark.data_sources`; the race failed a restarted worker's tasks)."""
     register_bus_source(spark)
     env = (spark._jsparkSession.sessionState().dataSourceManager()
            .lookupDataSource("eddy-bus").dataSourceCls().envVars())

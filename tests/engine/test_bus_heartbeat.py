@@ -9,9 +9,10 @@ from typing import Any
 
 import pyarrow as pa
 from eddy.bus import open_bus, sqlite_url
-from eddy.engine.group_runner import GroupRunner, output_events
-from eddy.engine.heartbeat import needs_heartbeat
-from eddy.engine.layout import input_layout
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import output_events
+from eddy.engine.run.heartbeat import needs_heartbeat
+from eddy.engine.spark.row_layout import input_layout
 from eddy.lang import check
 
 WINDOW_APP = """

@@ -15,9 +15,15 @@ from typing import Any
 import pyarrow as pa
 
 from eddy.bus import TopicSpec, open_bus, sqlite_url
-from eddy.engine.bus_source import BusStreamReader, GroupInput, SharedReads, close_process_bus
-from eddy.engine.group_runner import GroupRunner, output_events
-from eddy.engine.layout import input_layout
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import output_events
+from eddy.engine.spark.bus_source import (
+    BusStreamReader,
+    GroupInput,
+    SharedReads,
+    close_process_bus,
+)
+from eddy.engine.spark.row_layout import input_layout
 from eddy.lang import check
 
 WAIT_S = 120.0

@@ -1,7 +1,7 @@
 """Stateful CEP survives a restart: pattern, join, table and partition cases stopped
 mid-input.
 
-Each case runs as a :class:`~eddy.engine.group_runner.GroupRunner` on a real SQLite bus with
+Each case runs as a :class:`~eddy.engine.run.group_runner.GroupRunner` on a real SQLite bus with
 a real Spark streaming query (the session's SparkSession). One run goes through the whole
 input without interruption; the others stop at a cut point picked at random (seeded by the
 case's name), then a new runner on the same checkpoint finishes the input. In the "crash"
@@ -26,7 +26,7 @@ from conformance import Case, compare_events, load_cases
 from group_runs import crash_once, run_inputs
 
 from eddy.bus import open_bus, sqlite_url
-from eddy.engine.group_runner import output_events
+from eddy.engine.run.group_topics import output_events
 
 # One case per stateful feature: a counting pattern with `within` over two streams, a left
 # outer window join, a table updated and read through a join by three streams, and a value

@@ -9,7 +9,7 @@ import pytest
 
 # Imported before any test captures stdout, as a full run does: ``eddy run`` must write to
 # the stdout of the moment it runs, not the one of its import.
-import eddy.engine.live  # noqa: F401
+import eddy.engine.run.live  # noqa: F401
 from eddy.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

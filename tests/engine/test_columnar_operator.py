@@ -1,5 +1,5 @@
 """The columnar operators' outputs cross from Python to the JVM as rows of arrays
-(:mod:`eddy.engine.columnar_operator`); the end-to-end tests of each operator check the
+(:mod:`eddy.engine.operators.columnar_operator`); the end-to-end tests of each operator check the
 outputs through Spark, this one the cut into rows."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from eddy.engine.columnar_operator import ARRAY_ROWS, array_rows
+from eddy.engine.operators.columnar_operator import ARRAY_ROWS, array_rows
 
 
 def test_outputs_become_rows_of_at_mostarray_rows_elements_in_order() -> None:

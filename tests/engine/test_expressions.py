@@ -28,8 +28,11 @@ from pyspark.sql import Column, DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 
-from eddy.engine.expressions import SparkExpressionCompiler, UnsupportedInSpark  # noqa: E402
-from eddy.engine.expressions import spark_type  # noqa: E402
+from eddy.engine.compile.expressions import (  # noqa: E402
+    SparkExpressionCompiler,
+    UnsupportedInSpark,
+)
+from eddy.engine.compile.expressions import spark_type  # noqa: E402
 from eddy.lang import ast, check  # noqa: E402
 from eddy.lang.ast import Attribute, AttrType  # noqa: E402
 from eddy.lang.parser import parse_expression  # noqa: E402

@@ -24,9 +24,15 @@ from hypothesis import strategies as st
 
 from columnar_runs import Output, by_operator, by_runtime
 
-from eddy.engine.columnar import column_values, compile_columnar, evaluate, truthy
-from eddy.engine.followed_by import FollowedByPlan, plan_followed_by
-from eddy.engine.followed_by.matching import (
+from eddy.engine.compile.native_queries import plan_native
+from eddy.engine.operators.columnar_expressions import (
+    column_values,
+    compile_columnar,
+    evaluate,
+    truthy,
+)
+from eddy.engine.operators.followed_by import FollowedByPlan, plan_followed_by
+from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
     PARTITION,
     SECOND_EVENT,
@@ -34,8 +40,7 @@ from eddy.engine.followed_by.matching import (
     Pending,
     process,
 )
-from eddy.engine.layout import SEQ, TS, input_layout
-from eddy.engine.native import plan_native
+from eddy.engine.spark.row_layout import SEQ, TS, input_layout
 from eddy.lang import check
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
@@ -193,7 +198,7 @@ def test_other_shapes_stay_in_the_runtime() -> None:
 def test_followed_by_through_spark(spark: Any, partitioned: bool) -> None:
     """The real plan (``eddy.replay`` on Spark) in micro-batches of 25 events, timestamps
     going back now and then, equals the runtime."""
-    from eddy.engine.replay import replay
+    from eddy.engine.run.replay import replay
 
     analyzed = app("two-streams", "within 2 sec", partitioned)
     rng = np.random.default_rng(3)

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from eddy.bus import Bus, open_bus
-from eddy.engine.group_runner import GroupRunner
-from eddy.engine.store_requests import StoreQueryFailed
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.store_requests import StoreQueryFailed
 from eddy.lang import SiddhiAppError
 
 APP = """@App:name('Stock')

@@ -18,8 +18,8 @@ from typing import IO
 
 import pandas as pd
 
-from eddy.engine.layout import SEQ, STREAM, TICK_STREAM, TS, input_layout
-from eddy.engine.operator import run_batch, runtime_for, to_events
+from eddy.engine.operators.runtime_operator import run_batch, runtime_for, to_events
+from eddy.engine.spark.row_layout import SEQ, STREAM, TICK_STREAM, TS, input_layout
 from eddy.lang import check
 
 APP = """@app:name('Timers')

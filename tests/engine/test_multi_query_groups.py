@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eddy.engine.group_query import compile_group
-from eddy.engine.layout import decode_data, encode_rows, input_layout
-from eddy.engine.operator import run_batch
-from eddy.engine.operator_facts import physical_plan
-from eddy.engine.replay import source_schema
-from eddy.engine.spool_source import FORMAT, append_chunk, register_sources
+from eddy.engine.compile.group_query import compile_group
+from eddy.engine.compile.operator_facts import physical_plan
+from eddy.engine.operators.runtime_operator import run_batch
+from eddy.engine.run.replay import source_schema
+from eddy.engine.spark.row_layout import decode_data, encode_rows, input_layout
+from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import check
 from eddy.runtime.group import build_runtime
 from eddy.runtime.model import InputEvent, sort_outputs

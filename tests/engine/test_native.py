@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from conformance import load_cases
 
-from eddy.engine.layout import input_layout
-from eddy.engine.native import plan_native
+from eddy.engine.compile.native_queries import plan_native
+from eddy.engine.spark.row_layout import input_layout
 from eddy.lang import check
 
 STATELESS = [c for c in load_cases(["filter", "projection", "function", "chain"])

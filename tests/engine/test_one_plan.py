@@ -10,10 +10,10 @@ import json
 import pytest
 from conformance import Case, load_cases
 
-from eddy.engine import live, replay
-from eddy.engine.bus_source import BusDataSource, GroupInput
-from eddy.engine.layout import CLOCK, input_layout
-from eddy.engine.operator_facts import source_plan
+from eddy.engine.compile.operator_facts import source_plan
+from eddy.engine.run import live, replay
+from eddy.engine.spark.bus_source import BusDataSource, GroupInput
+from eddy.engine.spark.row_layout import CLOCK, input_layout
 from eddy.lang import check
 from eddy.plan.explain import physical_json
 

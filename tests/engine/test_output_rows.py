@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eddy.engine.output_rows import decode_values, group_order, typed
+from eddy.engine.run.output_rows import decode_values, group_order, typed
 from eddy.lang.ast import Attribute, AttrType
 
 ATTRIBUTES = (Attribute("i", AttrType.INT), Attribute("l", AttrType.LONG),

@@ -1,4 +1,5 @@
-"""Real-time mode (:mod:`eddy.engine.realtime`): a stateless group as long-running Spark tasks.
+"""Real-time mode (:mod:`eddy.engine.run.real_time`): a stateless group as long-running Spark
+tasks.
 
 The group tests run real real-time queries on the session's SparkSession (eddy's JVM
 classes compiled by ``javac``) over a real SQLite bus, with short checkpoint intervals so
@@ -23,11 +24,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eddy.bus import Bus, TopicSpec, open_bus, sqlite_url
-from eddy.engine.bus_sink import BusSink
-from eddy.engine.bus_source import GroupInput
-from eddy.engine.group_runner import GroupRunner, GroupTopics, output_events
-from eddy.engine.layout import input_layout
-from eddy.engine.realtime import TASK_SLOTS, Bridge, TaskAppender, parse_rows
+from eddy.engine.run.bus_sink import BusSink
+from eddy.engine.run.group_runner import GroupRunner
+from eddy.engine.run.group_topics import GroupTopics, output_events
+from eddy.engine.run.real_time import TASK_SLOTS, Bridge, TaskAppender, parse_rows
+from eddy.engine.spark.bus_source import GroupInput
+from eddy.engine.spark.row_layout import input_layout
 from eddy.lang import check
 from polling import wait_for
 from eddy.lang.ast import Attribute, AttrType

@@ -26,7 +26,7 @@ import pytest
 from conformance import Case, compare_case, load_case
 from runtime.test_runtime_conformance import differences
 
-from eddy.engine.layout import object_json
+from eddy.engine.spark.row_layout import object_json
 from eddy.lang import check
 from eddy.runtime.group import build_runtime
 from eddy.runtime.model import InputEvent, sort_outputs
@@ -57,7 +57,7 @@ def test_case_through_the_runtime(case: Case, batch_size: int | None) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case_through_spark(case: Case, spark: object) -> None:
-    from eddy.engine.replay import replay
+    from eddy.engine.run.replay import replay
 
     with ThreadPoolExecutor(2) as pool:
         runs = {size: pool.submit(replay, case.app, case.inputs, batch_size=size)
@@ -71,7 +71,7 @@ def test_case_through_spark(case: Case, spark: object) -> None:
 def test_two_group_by_attributes_in_rdbms_tables(spark: object, tmp_path: Path) -> None:
     """The two-attribute ``group by`` case with every aggregation in SQLite tables
     (``@store(type='rdbms')``), through Spark: issue 18 saw no rows at all there."""
-    from eddy.engine.replay import replay
+    from eddy.engine.run.replay import replay
 
     case = next(c for c in CASES if c.name == "aggregation_group_by_two_attributes")
     for size in (1, 0):
@@ -120,8 +120,8 @@ def test_object_values_keep_their_type_across_columns_and_the_bus() -> None:
     import pandas as pd
     import pyarrow as pa
 
-    from eddy.engine.operator import _values
-    from eddy.engine.output_rows import decode_values
+    from eddy.engine.operators.runtime_operator import _values
+    from eddy.engine.run.output_rows import decode_values
     from eddy.lang.ast import Attribute, AttrType
 
     assert [object_json(v) for v in ("hello", 7, 1.5, True)] == ['"hello"', "7.0", "1.5", "true"]

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conformance import Case, compare_case, load_cases
 
-from eddy.engine.replay import ReplayResult, replay
+from eddy.engine.run.replay import ReplayResult, replay
 
 FEATURES = ["filter", "projection", "function", "chain", "window", "aggregate", "output",
             "rate", "pattern", "sequence", "join", "table", "partition", "aggregation"]

@@ -1,7 +1,7 @@
-"""The Spark-free verdict on Spark SQL support (:mod:`eddy.engine.spark_support`, what the
-physical planner and ``eddy explain`` use) agrees with the compiler that builds the columns
-(:class:`eddy.engine.expressions.SparkExpressionCompiler`), on every expression of every
-conformance app and golden app, and on the cases where a function needs constants."""
+"""The Spark-free verdict on Spark SQL support (:mod:`eddy.engine.compile.spark_sql_support`,
+what the physical planner and ``eddy explain`` use) agrees with the compiler that builds the
+columns (:class:`eddy.engine.compile.expressions.SparkExpressionCompiler`), on every expression
+of every conformance app and golden app, and on the cases where a function needs constants."""
 
 from __future__ import annotations
 
@@ -14,9 +14,13 @@ from conformance import cases_dir
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from eddy.engine.functions_spark import FUNCTIONS, UnsupportedInSpark
-from eddy.engine.native import spark_compiler
-from eddy.engine.spark_support import SPARK_FUNCTIONS, script_functions, spark_sql_problem
+from eddy.engine.compile.native_queries import spark_compiler
+from eddy.engine.compile.scalar_functions import FUNCTIONS, UnsupportedInSpark
+from eddy.engine.compile.spark_sql_support import (
+    SPARK_FUNCTIONS,
+    script_functions,
+    spark_sql_problem,
+)
 from eddy.lang import ast, check
 from eddy.lang.errors import SiddhiAppError
 from eddy.lang.semantic import AnalyzedApp

@@ -1,5 +1,5 @@
 """State keys spread over the shuffle partitions: the hash is Spark's, the spread is even,
-and Spark's own shuffle puts each bucket where :mod:`eddy.engine.state_keys` says."""
+and Spark's own shuffle puts each bucket where :mod:`eddy.engine.operators.state_keys` says."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from eddy.engine.state_keys import (
+from eddy.engine.operators.state_keys import (
     hash_bucket,
     key_values,
     murmur3_int,

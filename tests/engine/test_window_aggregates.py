@@ -19,14 +19,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eddy.engine.layout import input_layout
-from eddy.engine.window_aggregates import (
+from eddy.engine.operators.window_aggregates import (
     expiring,
     plan_window_aggregate,
     sliding_time,
     time_batch,
 )
-from eddy.engine.window_aggregates.spark import output_columns
+from eddy.engine.operators.window_aggregates.spark import output_columns
+from eddy.engine.spark.row_layout import input_layout
 from eddy.lang import check
 from eddy.runtime.driver import run_in_batches
 from eddy.runtime.model import InputEvent
@@ -251,8 +251,8 @@ def test_a_second_stateful_query_keeps_the_group_in_the_runtime() -> None:
 @pytest.mark.parametrize("query", [QUERIES[1], QUERIES[7], QUERIES[12], QUERIES[17]])
 @pytest.mark.parametrize("batch_size", [0, 60])
 def test_through_spark_as_the_runtime(query: str, batch_size: int, spark: object) -> None:
-    from eddy.engine.layout import decode_data, encode_data
-    from eddy.engine.replay import replay
+    from eddy.engine.run.replay import replay
+    from eddy.engine.spark.row_layout import decode_data, encode_data
     from eddy.runtime.driver import collect
 
     events = _events(random.Random(99), 300)
@@ -272,8 +272,8 @@ def test_the_spool_supplies_each_streams_running_clock(seed: int, tmp_path: Any)
     row's ``_clock`` is the largest ``_ts`` of its stream's rows up to it."""
     import pyarrow as pa
 
-    from eddy.engine.layout import CLOCK, InputLayout
-    from eddy.engine.spool_source import SpoolStreamReader, _Range, append_chunk
+    from eddy.engine.spark.row_layout import CLOCK, InputLayout
+    from eddy.engine.spark.spool_source import SpoolStreamReader, _Range, append_chunk
 
     rng = np.random.default_rng(seed)
     layout = InputLayout.of({"A": (), "B": ()})

@@ -24,11 +24,16 @@ from hypothesis import strategies as st
 
 from columnar_runs import Output, by_operator, by_runtime
 
-from eddy.engine.columnar import column_values, compile_columnar, evaluate, truthy
-from eddy.engine.layout import SEQ, TICK_STREAM, TS, input_layout
-from eddy.engine.native import plan_native
-from eddy.engine.window_join import WindowJoinPlan, plan_window_join
-from eddy.engine.window_join.matching import PASSES, SIDE, TICK, Windows, process
+from eddy.engine.compile.native_queries import plan_native
+from eddy.engine.operators.columnar_expressions import (
+    column_values,
+    compile_columnar,
+    evaluate,
+    truthy,
+)
+from eddy.engine.operators.window_join import WindowJoinPlan, plan_window_join
+from eddy.engine.operators.window_join.matching import PASSES, SIDE, TICK, Windows, process
+from eddy.engine.spark.row_layout import SEQ, TICK_STREAM, TS, input_layout
 from eddy.lang import check
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
@@ -171,7 +176,7 @@ def test_other_joins_stay_in_the_runtime() -> None:
 @pytest.mark.parametrize("query", ["key-residual", "time-length"])
 def test_window_join_through_spark(spark: Any, query: str) -> None:
     """The real plan (``eddy.replay`` on Spark, batches of 13 events) equals the runtime."""
-    from eddy.engine.replay import replay
+    from eddy.engine.run.replay import replay
 
     analyzed = app(query, 20, 7)
     rng = np.random.default_rng(5)

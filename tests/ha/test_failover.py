@@ -79,7 +79,7 @@ class Pair:
 
     def outputs(self) -> list[list[Any]]:
         from eddy.bus import UnknownTopicError, open_bus
-        from eddy.engine.group_runner import output_events
+        from eddy.engine.run.group_topics import output_events
 
         with open_bus(self.bus_url) as bus:
             try:

@@ -110,7 +110,7 @@ from every e1=T -> not !S[k == e1.k] for 1 sec select e1.k insert into Quiet;
 def test_spark_runs_the_join_and_the_pattern_on_the_fault_stream(spark: object) -> None:
     """The same app through ``eddy.replay``: the ``!S`` input has a topic of its own, and the
     join and the pattern read it event by event (micro-batches of one event)."""
-    from eddy.engine.replay import replay
+    from eddy.engine.run.replay import replay
 
     error = {"message": "bad temp"}
     inputs = [{"stream": "!S", "timestamp": 1000, "data": [1, None, error]},
@@ -128,9 +128,9 @@ def test_spark_runs_the_join_and_the_pattern_on_the_fault_stream(spark: object) 
 def test_spark_runs_a_plain_query_on_the_fault_stream_natively(spark: object) -> None:
     """``from !S[…] select …`` compiles to Spark SQL like any stateless query (a stateless
     app with a fault stream can run in real-time mode), with the runtime's outputs."""
-    from eddy.engine.layout import input_layout
-    from eddy.engine.native import plan_native
-    from eddy.engine.replay import replay
+    from eddy.engine.compile.native_queries import plan_native
+    from eddy.engine.run.replay import replay
+    from eddy.engine.spark.row_layout import input_layout
 
     analyzed = check(APP)
     assert len(plan_native(analyzed, input_layout(analyzed)).ids) == 2

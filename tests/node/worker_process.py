@@ -183,7 +183,7 @@ class WorkerProcess:
     def outputs(self, topic: str) -> list[list[Any]]:
         """The data of every event on an output topic (empty before the topic exists)."""
         from eddy.bus import UnknownTopicError, open_bus
-        from eddy.engine.group_runner import output_events
+        from eddy.engine.run.group_topics import output_events
 
         with open_bus(self.bus_url) as bus:
             try:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from eddy import SiddhiAppError, check
 from eddy.bus import routing
-from eddy.engine.bus_source import Selection
+from eddy.engine.spark.bus_source import Selection
 from eddy.lang.ast import AttrType
 from eddy.plan import build_plan
 from eddy.plan.bus_binding import bus_bindings

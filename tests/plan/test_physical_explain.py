@@ -1,7 +1,7 @@
 """``eddy explain`` shows the physical plan: per query its operator, state key and why, as
 golden files (``physical/*.siddhi`` with ``.txt`` and ``.json`` beside them; ``EDDY_REGEN=1``
 rewrites them after an intended change — review the diff). The seed app and a dozen
-multi-query apps; the choices are the engine's (:mod:`eddy.engine.operator_facts`), made
+multi-query apps; the choices are the engine's (:mod:`eddy.engine.compile.operator_facts`), made
 without starting Spark."""
 
 from __future__ import annotations

@@ -255,7 +255,7 @@ from Q join Counter on Q.page == Counter.page select Counter.page, Counter.hits 
 
 def _batch(runtime: Any, events: list[tuple[str, str]], first: int,
            identity: tuple[str, int] | None) -> list[Any]:
-    from eddy.engine.operator import run_batch
+    from eddy.engine.operators.runtime_operator import run_batch
 
     inputs = [InputEvent(first + i, first + i, s, (page,)) for i, (s, page) in enumerate(events)]
     outputs = run_stored_batch(runtime, inputs, 0, run_batch, "counter", identity)

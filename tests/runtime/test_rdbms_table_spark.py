@@ -1,7 +1,7 @@
 """``@store(type='rdbms')`` tables on real Spark: through ``eddy.replay``, and stopped or
 crashed mid-input and restarted from the checkpoint.
 
-The restart test runs a table case as a :class:`~eddy.engine.group_runner.GroupRunner` on
+The restart test runs a table case as a :class:`~eddy.engine.run.group_runner.GroupRunner` on
 a SQLite bus, three ways side by side: uninterrupted; stopped after a cut and resumed; and
 resumed with a runner that fails right after its first batch's outputs reached the bus —
 after that batch's table writes were committed, before Spark recorded the batch — so that
@@ -27,7 +27,7 @@ from test_rdbms_table import BACKENDS, stored  # noqa: E402
 
 from eddy import SiddhiAppError, replay  # noqa: E402
 from eddy.bus import open_bus, sqlite_url  # noqa: E402
-from eddy.engine.group_runner import output_events  # noqa: E402
+from eddy.engine.run.group_topics import output_events  # noqa: E402
 from eddy.runtime.stored_batch import MARKER_TABLE  # noqa: E402
 from eddy.store.connect import connect, jdbc_to_sqlalchemy  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 ``python aggregation_node.py APP DEPLOYMENT_YAML BUS_URL CHECKPOINT_DIR`` loads the node's
 deployment.yaml (``siddhi.properties`` ``partitionById``/``shardId``), exports it for the
-aggregations, runs the app as a :class:`~eddy.engine.group_runner.GroupRunner` between bus
+aggregations, runs the app as a :class:`~eddy.engine.run.group_runner.GroupRunner` between bus
 topics and a checkpoint, prints ``ready``, then answers commands on stdin, one JSON line per
 command:
 
@@ -24,9 +24,9 @@ def main() -> None:
     from eddy.store.aggregation_settings import export_settings
 
     export_settings(load_config(config_path).node_settings())  # before Spark starts
-    from eddy.engine.group_runner import GroupRunner
+    from eddy.engine.run.group_runner import GroupRunner
+    from eddy.engine.spark.session import get_spark
     from eddy.runtime.aggregation.api import query_aggregation
-    from eddy.engine.session import get_spark
 
     app = Path(app_path).read_text()
     spark = get_spark({"spark.sql.shuffle.partitions": "1"}, app_name="eddy-aggregation-node")

@@ -20,7 +20,7 @@ from conformance import Case, compare_case, load_cases
 from runtime.test_runtime_conformance import differences
 from sqlalchemy import inspect, text
 
-from eddy.engine.replay import replay
+from eddy.engine.run.replay import replay
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
 
 CASES = [c for c in load_cases(["aggregation"]) if c.expected_error is None]

@@ -26,7 +26,7 @@ from eddy import __version__
 from eddy.api import bodies
 from eddy.api.bodies import R401
 from eddy.api.statistics import NOT_AVAILABLE, wso2_time
-from eddy.engine.jvm_properties import spark_jvm_properties
+from eddy.engine.spark.jvm_properties import spark_jvm_properties
 from eddy.node.worker import Worker
 
 Runtime = Literal["worker", "manager"]

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from eddy.api import bodies
 from eddy.api.bodies import R401, R404, R500
 from eddy.api.elements import app_elements
-from eddy.engine.app_check import check_app
+from eddy.engine.compile.app_check import check_app
 from eddy.lang import SiddhiAppError
 from eddy.node.deployment import BadAppName, check_name
 from eddy.node.persistence import RevisionNotFound

@@ -22,7 +22,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from eddy.api import bodies
 from eddy.api.bodies import R401
-from eddy.engine.spark_status import spark_status
+from eddy.engine.spark.status import spark_status
 from eddy.node.metrics import WorkerCollector
 from eddy.node.role import NodeRole
 from eddy.node.worker import Worker

@@ -72,7 +72,7 @@ def router(worker: Worker) -> APIRouter:
 def _failed_while_running(error: Exception) -> bool:
     """Whether the engine ran the query and the query itself failed (the caller's fault)."""
     try:
-        from eddy.engine.store_requests import StoreQueryFailed
+        from eddy.engine.run.store_requests import StoreQueryFailed
     except ImportError:  # no engine, so nothing ran
         return False
     return isinstance(error, StoreQueryFailed)

@@ -6,7 +6,7 @@ its first sequence, and :func:`number` adds the ``_seq`` column when events are 
 
 Siddhi types map to Arrow as ``int``→int32, ``long``→int64, ``float``→float32,
 ``double``→float64, ``string``→utf8, ``bool``→bool and ``object``→utf8 holding JSON text
-(the same layout as the engine's, ``eddy.engine.layout``). Every attribute is nullable.
+(the same layout as the engine's, ``eddy.engine.spark.row_layout``). Every attribute is nullable.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ log = logging.getLogger("eddy.io.connectors")
 
 def query_consumer(app: str, group: str = "main") -> str:
     """The bus consumer of an app's query on its input topics: ``<app>/<group>``, the name
-    :class:`~eddy.engine.group_runner.GroupRunner` reads under (one group, ``main``, for
+    :class:`~eddy.engine.run.group_runner.GroupRunner` reads under (one group, ``main``, for
     now)."""
     return f"{app}/{group}"
 

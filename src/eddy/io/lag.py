@@ -8,7 +8,7 @@ The lag of a stream is the age of the oldest event of its topic that the app's q
 not processed: the bus timestamp of the event at the query's committed consumer position
 (sources stamp events with their arrival time), 0 when the position is at the end. The
 query commits its position as each micro-batch completes
-(:class:`~eddy.engine.group_runner.GroupRunner`), so an idle app is not mistaken for a
+(:class:`~eddy.engine.run.group_runner.GroupRunner`), so an idle app is not mistaken for a
 lagging one. A query that never committed is behind from the topic's first retained event.
 A query in real-time mode commits only every few minutes (when Spark checkpoints), and
 reports how far it has got in between under :func:`progress_consumer`; the further of the

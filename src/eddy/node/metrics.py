@@ -25,7 +25,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from eddy.config import WorkerConfig
-from eddy.engine.group_metrics import split_key  # plain Python: no Spark
+from eddy.engine.run.group_metrics import split_key  # plain Python: no Spark
 from eddy.node.registry import AppRegistry
 from eddy.store import connect, jdbc_to_sqlalchemy
 from eddy.store.metrics_tables import MetricTables, Rates, Report, Snapshot

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from eddy.engine.app_check import check_app
+from eddy.engine.compile.app_check import check_app
 from eddy.lang import AnalyzedApp, SiddhiAppError
 from eddy.lang.variables import substitute
 from eddy.node.deployment import DeploymentFolder

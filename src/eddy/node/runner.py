@@ -3,7 +3,7 @@
 The registry (:mod:`eddy.node.registry`) starts, stops and watches apps only through the
 :class:`AppRunner` protocol, so the control plane does not depend on how the engine runs an
 app. :func:`spark_runner_factory` makes the real one: the engine's ``AppGroups``, one Spark
-streaming query per execution group instance of the app (:mod:`eddy.engine.app_groups`)
+streaming query per execution group instance of the app (:mod:`eddy.engine.run.app_groups`)
 from its input topics on the bus to its output topics, with its
 checkpoint in the folder the registry gives it.
 """
@@ -140,7 +140,7 @@ class GroupRunnerAdapter:
 
     def __init__(self, spec: AppSpec, real_time_batch_ms: int | None = None) -> None:
         try:
-            from eddy.engine.app_groups import AppGroups
+            from eddy.engine.run.app_groups import AppGroups
         except ImportError as error:
             raise EngineUnavailable(f"the Spark engine cannot run apps here: {error}") from None
         self._runner = AppGroups(spec.text, spec.bus_url, spec.checkpoint_dir,
@@ -245,7 +245,7 @@ def topic_prefix(app: str) -> str:
 def forget_query_identity(checkpoint_dir: Path) -> None:
     """Readies a revision's copy of a checkpoint to go live (the engine knows how:
     ``GroupRunner.prepare_restore``)."""
-    from eddy.engine.app_groups import AppGroups
+    from eddy.engine.run.app_groups import AppGroups
 
     AppGroups.prepare_restore(checkpoint_dir)
 

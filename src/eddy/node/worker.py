@@ -204,7 +204,7 @@ class Worker:
 
     def _start_spark_session(self) -> None:
         try:
-            from eddy.engine.session import get_spark
+            from eddy.engine.spark.session import get_spark
         except ImportError as error:
             log.error("Spark is not installed (%s); apps cannot run. Install eddy[spark].",
                       error)

@@ -1,8 +1,8 @@
 """Siddhi expressions compiled to Python closures for the per-event runtime.
 
-The twin of :mod:`eddy.engine.expressions` (which compiles the same AST to Spark columns):
-both implement Siddhi 5's Java semantics, and ``tests/engine/test_expressions.py`` checks
-that they agree. :func:`compile_python` walks the AST once and returns nested closures; an
+The twin of :mod:`eddy.engine.compile.expressions` (which compiles the same AST to Spark
+columns): both implement Siddhi 5's Java semantics, and ``tests/engine/test_expressions.py``
+checks that they agree. :func:`compile_python` walks the AST once and returns nested closures; an
 event costs only the closure calls, with no AST walking and no exceptions on the normal path.
 
 Semantics (from siddhi-core's executors; README of the conformance cases):

@@ -1,5 +1,5 @@
 """The Python twins of Siddhi's ``str:`` and ``math:`` functions (siddhi-execution-string and
--math), value by value; :mod:`eddy.engine.functions_spark` has the Spark columns, and
+-math), value by value; :mod:`eddy.engine.compile.scalar_functions` has the Spark columns, and
 ``tests/engine/test_expressions.py`` checks they agree.
 
 :data:`STRICT` maps each function that gives null for a null argument to a factory of its

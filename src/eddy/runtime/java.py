@@ -5,7 +5,7 @@ Two's-complement wrap-around and float32 rounding (:func:`wrap_int`, :func:`to_f
 ``parse*`` methods of ``java.lang``, ``Double.toHexString``, and Java regexes, replacement
 templates and ``String.split`` on top of :mod:`re`. Shared by the closure compiler
 (:mod:`.evaluate`), the Python function twins (:mod:`.functions`) and the Spark columns
-(:mod:`eddy.engine.functions_spark`).
+(:mod:`eddy.engine.compile.scalar_functions`).
 """
 
 from __future__ import annotations

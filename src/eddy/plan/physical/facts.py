@@ -6,8 +6,8 @@ vectorised operator can build its kernel for a query (its columnar evaluator, it
 selection), whether the per-event runtime of some queries keeps timers. The planner takes
 them through this protocol, so it stays Spark-free and below the engine, and the answers
 come from the very code that later runs the query — the engine's implementation
-(:mod:`eddy.engine.operator_facts`) is itself Spark-free, so ``eddy explain`` gets the same
-answers as a worker.
+(:mod:`eddy.engine.compile.operator_facts`) is itself Spark-free, so ``eddy explain`` gets the
+same answers as a worker.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Applies to each query left after rules 1–2 that stands alone in its group
 window or aggregation, and the query is ``from every e1=S1[f] -> e2=S2[c] within t`` selecting
 attributes of ``e1`` and ``e2`` into a stream, optionally the only query of a value
 partition by plain integral, string or bool attributes of both streams
-(:mod:`eddy.engine.followed_by` builds the kernel and says whether it can: ``c`` must
+(:mod:`eddy.engine.operators.followed_by` builds the kernel and says whether it can: ``c`` must
 split into equality keys, Spark SQL filters and numpy columns).
 
 Exact because each ``e1`` starts one partial match that the first later matching ``S2``

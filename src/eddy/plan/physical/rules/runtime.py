@@ -13,7 +13,7 @@ Its state key is, in order:
    the same non-floating attributes, keep their rows in an RDBMS, no on-demand query may
    arrive and each row carries its stream's clock — exact because a group's rows are only
    written from its bucket, in input order, with the stream's clock as arrival time
-   (:mod:`eddy.engine.aggregation_step`);
+   (:mod:`eddy.engine.operators.aggregation_step`);
 2. hash buckets of the partition value when every runtime query is in one value partition
    by plain attributes of the group's input streams, with no global state and no timers —
    exact because partition keys never see each other's events

@@ -9,7 +9,7 @@ stream between the runtime and Spark SQL would be lost).
 
 Exact because such a query keeps no state: each event's output depends on that event
 alone, and the Spark SQL compiler implements Siddhi's (Java's) expression semantics
-(:mod:`eddy.engine.expressions`); outputs carry the runtime's ``_order`` path.
+(:mod:`eddy.engine.compile.expressions`); outputs carry the runtime's ``_order`` path.
 """
 
 from __future__ import annotations

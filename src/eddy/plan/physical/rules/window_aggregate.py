@@ -7,7 +7,7 @@ table, named window or aggregation, and the query is ``from S[f]#window.time(t)`
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``, ``sum``
 of a double and ``count()`` (optionally ``group by`` non-double attributes) into a stream —
 current events, or for ``time``/``length`` also all or expired events — with no ``having``,
-``order by``, ``limit`` or rate limit (:mod:`eddy.engine.window_aggregates` builds the
+``order by``, ``limit`` or rate limit (:mod:`eddy.engine.operators.window_aggregates` builds the
 kernel and says whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in

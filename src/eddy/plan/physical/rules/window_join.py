@@ -4,7 +4,7 @@ Applies to each query left after rules 1–3 that stands alone in its group
 (:meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
 table, named window or aggregation, and the query is an inner join of two different streams'
 ``length``/``time`` windows (no ``unidirectional``) selecting attributes of both sides into
-a stream (:mod:`eddy.engine.window_join` builds the kernel and says whether it can: the
+a stream (:mod:`eddy.engine.operators.window_join` builds the kernel and says whether it can: the
 ``on`` condition must split into equality keys and numpy columns, the filters must compile
 to Spark SQL).
 

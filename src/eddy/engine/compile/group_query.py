@@ -1,0 +1,166 @@
+"""Compiling one execution group to one Spark streaming DataFrame.
+
+The physical planner (:mod:`eddy.plan.physical`, Spark-free) decides per query which
+operator runs it and on which state key; this module builds that plan in Spark and nothing
+else: Spark SQL over the group's input rows for the stateless queries
+(:mod:`eddy.engine.compile.native_queries`), the vectorised window aggregate, followed-by and
+window join (:mod:`eddy.engine.operators.window_aggregates`,
+:mod:`eddy.engine.operators.followed_by`, :mod:`eddy.engine.operators.window_join`) for the
+queries planned there, and the per-event runtime or the aggregation step
+(:mod:`eddy.engine.operators.runtime_operator`, :mod:`eddy.engine.operators.aggregation_step`)
+for the rest, keyed as planned, reading rows the JVM narrowed
+(:mod:`eddy.engine.compile.runtime_input`). Each Python operator is an
+:class:`~eddy.engine.operators.operator_part.OperatorPart`; one runs in a stateful operator of
+its own, several run fused in one (:mod:`eddy.engine.operators.fused_operator`), each keeping
+its own state. The planner's rules say when each is exact; the answers it needs from the operators
+come from :mod:`eddy.engine.compile.operator_facts`, so ``eddy explain`` shows what runs here.
+The result is the group's tagged output rows, ready for one writer that routes them by target.
+
+Live mode's heartbeat rows (:data:`~eddy.engine.spark.row_layout.TICK_STREAM`) reach the runtime
+and the batch-window operator, so timers fire on the wall clock without new events.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame
+
+from eddy.engine.compile.app_check import check_app
+from eddy.engine.compile.native_queries import compile_native, native_plan
+from eddy.engine.compile.operator_facts import physical_plan, source_plan
+from eddy.engine.compile.runtime_input import runtime_rows, state_key
+from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
+from eddy.engine.operators.followed_by import followed_by_part, plan_followed_by
+from eddy.engine.operators.fused_operator import run_fused
+from eddy.engine.operators.operator_part import (
+    KEY,
+    OUTPUT_COLUMNS,
+    OperatorPart,
+    output_columns,
+    run_alone,
+)
+from eddy.engine.operators.runtime_operator import make_step
+from eddy.engine.operators.window_aggregates import plan_window_aggregate, window_aggregate_part
+from eddy.engine.operators.window_join import plan_window_join, window_join_part
+from eddy.engine.spark.row_layout import STORE_STREAM, TICK_STREAM, InputLayout
+from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
+from eddy.plan.physical.planner import aggregation_inputs
+from eddy.runtime.table import build_tables
+from eddy.store.aggregation_settings import worker_environment
+
+if TYPE_CHECKING:
+    from eddy.lang.semantic import AnalyzedApp
+
+def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
+                  *, on_demand: bool = True) -> DataFrame:
+    """The streaming DataFrame of a group's outputs (schema :data:`OUTPUT_SCHEMA`).
+
+    ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
+    streaming query runs natively; False also promises that no on-demand query comes, which
+    lets an aggregation-only group run split by group (the planner's rule 5.1).
+    """
+    analyzed, _ = check_app(app_text)
+    build_tables(analyzed)  # a bad @store is an app error here, not in a Spark task
+    # Shard id and datasources reach the Python workers that run aggregations (checked here,
+    # in the driver, so a missing shardId fails the deployment, not a micro-batch).
+    worker_environment(analyzed, source.sparkSession.sparkContext.environment)
+    plan = source_plan(analyzed, layout, source.columns, on_demand=on_demand)
+    return compile_physical(app_text, analyzed, plan, source, layout)
+
+
+def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
+                     source: DataFrame, layout: InputLayout) -> DataFrame:
+    """The group's outputs, each query run by the operator ``plan`` chose for it: Spark SQL
+    for the native queries, and the Python operators (each vectorised query's, the
+    runtime's) in one stateful operator of their own, or fused into one when there are
+    several (:mod:`eddy.engine.operators.fused_operator`: Spark runs one per streaming query)."""
+    frames: list[DataFrame] = []
+    native = compile_native(analyzed, native_plan(analyzed, plan.ids("spark-sql")),
+                            source, layout)
+    if native is not None:
+        frames.append(native)
+    parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
+             else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
+                                                          layout)
+             for name in plan.python_operators()]
+    if parts:
+        frames.append(run_alone(parts[0]) if len(parts) == 1 else run_fused(parts))
+    assert frames, "the planner leaves a group with no operator"
+    outputs = frames[0]
+    for frame in frames[1:]:
+        outputs = outputs.unionByName(frame)
+    return outputs
+
+
+def _disagree(choice: QueryChoice) -> RuntimeError:
+    return RuntimeError(f"{choice.query}: the physical planner chose the {choice.operator} "
+                        "operator, which does not take the query (a bug in eddy)")
+
+
+def _buckets(choice: QueryChoice) -> int:
+    """The planned number of hash buckets, 0 for one key."""
+    return choice.key.buckets if choice.key.kind == "buckets" else 0
+
+
+def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                      layout: InputLayout) -> OperatorPart:
+    info = analyzed.query(choice.query)
+    window = plan_window_aggregate(analyzed, [info], layout)
+    if window is None:
+        raise _disagree(choice)
+    return window_aggregate_part(analyzed, window, source, layout, buckets=_buckets(choice))
+
+
+def _followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                 layout: InputLayout) -> OperatorPart:
+    pattern = plan_followed_by(analyzed, [analyzed.query(choice.query)], layout)
+    if pattern is None:
+        raise _disagree(choice)
+    return followed_by_part(analyzed, pattern, source, layout, buckets=_buckets(choice))
+
+
+def _window_join(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                 layout: InputLayout) -> OperatorPart:
+    join = plan_window_join(analyzed, [analyzed.query(choice.query)], layout)
+    if join is None:
+        raise _disagree(choice)
+    return window_join_part(analyzed, join, source, layout)
+
+
+_VECTORISED = {"window-aggregate": _window_aggregate, "followed-by": _followed_by,
+               "window-join": _window_join}
+
+
+def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
+                  source: DataFrame, layout: InputLayout) -> OperatorPart:
+    """The runtime operator (per-event, or the aggregation step) with its planned key."""
+    assert plan.runtime is not None
+    ids = plan.ids("runtime", "aggregation-step")
+    streams = {n for q in analyzed.queries if q.id in ids for n in q.inputs} | \
+        aggregation_inputs(analyzed) | {STORE_STREAM, TICK_STREAM}
+    vectorised = plan.runtime.operator == "aggregation-step"
+    step = make_aggregation_step(app_text, layout) if vectorised \
+        else make_step(app_text, list(ids), layout)
+    key: Column
+    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 5.1)
+        split = aggregation_split(plan.runtime.key, source, layout)
+        source, streams, key = split.source, split.streams, split.key
+    else:
+        key = state_key(plan.runtime.key, source, layout)
+    ticks = plan.runtime.key.kind == "one" and bool(ids)
+    queries = [q for q in analyzed.queries if q.id in ids]
+    rows = runtime_rows(analyzed, queries, source, layout, streams, ticks=ticks) \
+        .withColumn(KEY, key)
+    return OperatorPart(rows, step, OUTPUT_COLUMNS, False, output_columns)
+
+
+def stateless_group(analyzed: AnalyzedApp, layout: InputLayout) -> bool:
+    """Whether every query of the group compiles to Spark SQL
+    (:mod:`eddy.engine.compile.native_queries`) and the group keeps no state: what Spark's
+    real-time mode can run."""
+    plan = physical_plan(analyzed, layout, clock=False)
+    return (len(plan.ids("spark-sql")) == len(analyzed.queries)
+            and not any(s.kind in ("table", "window", "aggregation")
+                        for s in analyzed.streams.values())
+            and not aggregation_inputs(analyzed))

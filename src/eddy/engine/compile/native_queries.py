@@ -1,0 +1,195 @@
+"""Stateless queries compiled to Spark SQL, running in the JVM.
+
+A query that only filters and projects one stream (no window, no aggregate, no rate limit,
+no table) has nothing per-event that Spark lacks: it becomes ``where`` and ``select`` over
+the group's input rows, and never crosses into Python. All native queries of a group, chains
+included, are computed on each source row by one chain of projections whose outputs are
+exploded at the end, so the source is scanned once however many queries read it. A query
+stays in the Python runtime when it needs state, when one of its expressions cannot run in
+Spark, or when its input or output is shared with a query that runs in the runtime (the
+runtime only sees the group's source rows).
+
+Outputs carry the same ``_order`` path the runtime gives (``(1, index)`` for an input
+reaching a query, ``+ (emission, 0, i)`` for an emitted event, ``+ (emission, 1, index)``
+for a downstream subscriber), so native and runtime outputs merge into the reference order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from eddy.engine.compile.expressions import SparkExpressionCompiler
+from eddy.engine.compile.scalar_functions import object_from_json, object_to_json
+from eddy.engine.compile.spark_sql_support import script_functions
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.physical.rules.spark_sql import native_queries
+
+ORDER = "_order"
+
+
+@dataclass(frozen=True)
+class NativePlan:
+    """Which queries run in Spark SQL, in an order where producers come first."""
+
+    queries: tuple[QueryInfo, ...]
+
+    @property
+    def ids(self) -> frozenset[str]:
+        return frozenset(q.id for q in self.queries)
+
+
+def plan_native(analyzed: AnalyzedApp, layout: InputLayout) -> NativePlan:
+    """The queries the physical planner runs in Spark SQL over ``layout``'s streams
+    (:mod:`eddy.plan.physical.rules.spark_sql`), producers first."""
+    from eddy.engine.compile.operator_facts import EngineFacts
+
+    native = native_queries(analyzed, analyzed.queries, [name for name, _ in layout.streams],
+                            EngineFacts(), {})
+    return native_plan(analyzed, native)
+
+
+def native_plan(analyzed: AnalyzedApp, ids: Iterable[str]) -> NativePlan:
+    """The queries ``ids`` in an order where producers come first."""
+    wanted = set(ids)
+    producers: dict[str, list[QueryInfo]] = {}
+    for info in analyzed.queries:
+        if info.target:
+            producers.setdefault(info.target, []).append(info)
+    chosen = [q for q in analyzed.queries if q.id in wanted]
+    return NativePlan(tuple(_producers_first(chosen, producers)))
+
+
+def _producers_first(queries: Iterable[QueryInfo],
+                     producers: dict[str, list[QueryInfo]]) -> list[QueryInfo]:
+    """A topological order: a query after every native query producing its input."""
+    pending = sorted(queries, key=lambda q: q.index)
+    ids = {q.id for q in pending}
+    ordered: list[QueryInfo] = []
+    while pending:
+        waiting = {q.id for q in pending}
+        ready = [q for q in pending
+                 if not any(p.id in waiting for p in producers.get(q.inputs[0], ()))]
+        if not ready:  # a cycle of native queries; the written order is as good as any
+            return ordered + pending
+        ordered += ready
+        pending = [q for q in pending if q not in ready]
+    assert {q.id for q in ordered} == ids
+    return ordered
+
+
+def spark_compiler(analyzed: AnalyzedApp, resolve: object) -> SparkExpressionCompiler:
+    """A compiler of the app's expressions to Spark columns; ``resolve`` maps a variable to
+    its column."""
+    return SparkExpressionCompiler(analyzed.type_of, resolve,  # type: ignore[arg-type]
+                                   F.col(TS), script_functions=script_functions(analyzed))
+
+
+def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
+                   layout: InputLayout) -> DataFrame | None:
+    """The native queries' outputs in the writer's schema, or None when there are none.
+
+    Every native query is computed on the same source row, as columns added by one chain of
+    projections, and the outputs leave as one array exploded at the end: a plan that forked
+    the source once per query (a union of per-query branches) made Spark scan the Python
+    source once per branch. A query reading a stream that native queries produce reads it
+    once per producing path (``_order`` differs), as the runtime delivers each event.
+    """
+    if not plan.queries:
+        return None
+    frame = source
+    names = (f"_n{i}" for i in itertools.count())
+    produced: dict[str, list[_Path]] = {}
+    emitted: list[Column] = []
+    for info in plan.queries:
+        stream = info.inputs[0]
+        if stream in produced:
+            inputs = produced[stream]
+        else:  # an external input: its rows of the wide layout
+            keep = next(names)
+            frame = frame.select("*", (F.col(STREAM) == stream).alias(keep))
+            inputs = [_Path(keep, (1,), dict(zip((a.name for a in layout.attributes(stream)),
+                                                layout.columns(stream))))]
+        assert info.target is not None
+        for path in inputs:
+            frame, output = _apply(analyzed, info, frame, path, names)
+            data = F.to_json(F.struct(*(_value(output.columns[a.name], a).alias(a.name)
+                                        for a in info.outputs)), {"ignoreNullFields": "false"})
+            emitted.append(F.when(F.col(output.keep), F.struct(
+                _ints(path.order + (info.index, 0, 0, 0)).alias(ORDER),
+                F.lit(info.id).alias("_query"), F.lit(info.target).alias("_target"),
+                data.alias("_data"))))
+            produced.setdefault(info.target, []).append(
+                _Path(output.keep, path.order + (info.index, 0, 1), output.columns))
+    if len(emitted) == 1:  # one output: no array to explode
+        frame = frame.select(SEQ, TS, emitted[0].alias("_out")).where(F.col("_out").isNotNull())
+    else:
+        frame = frame.select(SEQ, TS, F.explode(F.filter(F.array(*emitted),
+                                                        lambda out: out.isNotNull()))
+                             .alias("_out"))
+    return frame.select(SEQ, F.col("_out._order").alias(ORDER), TS, "_out._query",
+                        "_out._target", F.lit(False).alias("_expired"), "_out._data")
+
+
+@dataclass(frozen=True)
+class _Path:
+    """One way events reach a stream on the source row: the boolean column saying whether
+    this row carries such an event, its ``_order`` so far and its attributes' columns."""
+
+    keep: str
+    order: tuple[int, ...]
+    columns: dict[str, str]
+
+
+def _value(column: str, attribute: ast.Attribute) -> Column:
+    """An output attribute's column as ``_data`` embeds it: an ``object`` (JSON text in the
+    columns) as the JSON value itself, not as a string holding it."""
+    if attribute.type is AttrType.OBJECT:
+        return object_from_json(F.col(f"`{column}`"))
+    return F.col(f"`{column}`")
+
+
+def _ints(values: tuple[int, ...]) -> Column:
+    return F.array(*(F.lit(v) for v in values))
+
+
+def _apply(analyzed: AnalyzedApp, info: QueryInfo, frame: DataFrame, path: _Path,
+           names: Iterator[str]) -> tuple[DataFrame, _Path]:
+    """``frame`` with the columns of ``info``'s output for the events of ``path``: whether
+    the query emits one (its filters, evaluated only where ``path`` has an event, as a
+    filtered frame would) and the selected values (only computed where it does)."""
+    compiler = spark_compiler(analyzed, lambda var: F.col(f"`{path.columns[var.attribute]}`"))
+    source = info.query.input
+    assert isinstance(source, ast.SingleInputStream)
+    conditions = [compiler.compile_condition(h.expression) for h in source.handlers
+                  if isinstance(h, ast.Filter)]
+    keep = path.keep
+    if conditions:
+        keep = next(names)
+        passes = conditions[0]
+        for condition in conditions[1:]:
+            passes = F.when(passes, condition).otherwise(F.lit(False))
+        frame = frame.select("*", F.when(F.col(path.keep), passes).otherwise(F.lit(False))
+                             .alias(keep))
+    if info.query.selector.attributes is None:
+        columns = {a.name: path.columns[a.name] for a in info.outputs}
+    else:
+        columns = {name.name: next(names) for name in info.outputs}
+        frame = frame.select("*", *(
+            F.when(F.col(keep), _as_column(compiler.compile(a.expression), name))
+            .alias(columns[name.name])
+            for a, name in zip(info.query.selector.attributes, info.outputs)))
+    return frame, _Path(keep, path.order, columns)
+
+
+def _as_column(value: Column, attribute: ast.Attribute) -> Column:
+    """A computed value as the columns hold it (an ``object`` variant as JSON text, so a
+    downstream query reads every ``object`` column alike)."""
+    return object_to_json(value) if attribute.type is AttrType.OBJECT else value

@@ -1,0 +1,76 @@
+"""The engine's answers to the physical planner (:class:`eddy.plan.physical.OperatorFacts`).
+
+Every answer comes from the code that later runs the query — the vectorised operators'
+own ``plan_*`` functions, the runtime's partition split — so the planner's choice is the
+engine's by construction. Nothing here needs a SparkSession (Spark SQL support is decided
+by :mod:`eddy.engine.compile.spark_sql_support`), so ``eddy explain`` gets the same answers a
+worker does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eddy.engine.compile.spark_sql_support import script_functions, spark_sql_problems
+from eddy.engine.operators.aggregation_step import aggregations_only
+from eddy.engine.operators.followed_by.plan import plan_followed_by
+from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate
+from eddy.engine.operators.window_join.plan import plan_window_join
+from eddy.engine.spark.row_layout import CLOCK, InputLayout, input_layout
+from eddy.lang import ast
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.physical import GroupPhysicalPlan, Sources, plan_group
+from eddy.runtime.partition_buckets import partition_attributes
+
+
+def _layout(analyzed: AnalyzedApp, streams: Sequence[str]) -> InputLayout:
+    full = input_layout(analyzed)
+    wanted = set(streams)
+    return InputLayout(tuple((n, a) for n, a in full.streams if n in wanted))
+
+
+class EngineFacts:
+    """:class:`~eddy.plan.physical.OperatorFacts` answered by the engine's operators."""
+
+    def spark_sql_problem(self, analyzed: AnalyzedApp,
+                          expressions: Sequence[ast.Expression]) -> str | None:
+        return spark_sql_problems(expressions, analyzed.type_of, script_functions(analyzed))
+
+    def window_aggregate(self, analyzed: AnalyzedApp, info: QueryInfo,
+                         streams: Sequence[str]) -> bool:
+        return plan_window_aggregate(analyzed, [info], _layout(analyzed, streams)) is not None
+
+    def followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
+                    streams: Sequence[str]) -> bool:
+        plan = plan_followed_by(analyzed, [info], _layout(analyzed, streams))
+        return plan is not None and self.spark_sql_problem(
+            analyzed, (*plan.first_filters, *plan.second_filters)) is None
+
+    def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
+                    streams: Sequence[str]) -> bool:
+        plan = plan_window_join(analyzed, [info], _layout(analyzed, streams))
+        return plan is not None and self.spark_sql_problem(
+            analyzed, (*plan.filters[0], *plan.filters[1])) is None
+
+    def runtime_partition(self, analyzed: AnalyzedApp, queries: Sequence[str],
+                          streams: Sequence[str]) -> dict[str, str] | None:
+        return partition_attributes(analyzed, list(queries), list(streams))
+
+    def aggregations_vectorise(self, analyzed: AnalyzedApp) -> bool:
+        return aggregations_only(analyzed, [])
+
+
+def source_plan(analyzed: AnalyzedApp, layout: InputLayout, columns: Sequence[str], *,
+                on_demand: bool = True) -> GroupPhysicalPlan:
+    """The physical plan for a source with ``columns`` (its rows carry their stream's clock
+    when :data:`~eddy.engine.spark.row_layout.CLOCK` is one of them): what ``compile_group``
+    runs."""
+    return physical_plan(analyzed, layout, clock=CLOCK in columns, on_demand=on_demand)
+
+
+def physical_plan(analyzed: AnalyzedApp, layout: InputLayout, *, clock: bool,
+                  on_demand: bool = True, group: str | None = None) -> GroupPhysicalPlan:
+    """The physical plan of the app run as one group over ``layout``'s streams (the plan
+    every entry point — replay, run, the worker — builds for the same source columns)."""
+    sources = Sources(tuple(name for name, _ in layout.streams), clock, on_demand)
+    return plan_group(analyzed, group or analyzed.name, sources, EngineFacts())

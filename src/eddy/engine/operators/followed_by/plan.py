@@ -1,0 +1,227 @@
+"""Which pattern queries the vectorised followed-by operator runs, and what it needs to know.
+
+The shape is the seed's query-2 and its kin::
+
+    from every e1=S1[f1] -> e2=S2[c] within t select <e1/e2 attributes> insert into Out;
+
+optionally the only query of a ``partition with (k of S1[, k of S2])`` value partition.
+Each ``e1`` starts a partial match that the first later ``S2`` event meeting ``c`` completes,
+unless ``within`` dropped it first (:mod:`.matching` says when exactly). ``c`` is split into
+its conjuncts: ``e1.a == b`` equalities of integral, string or bool attributes become the
+match key (the index DESIGN.md §4 asks for), conjuncts that read ``e2`` alone run in Spark
+SQL, the rest as numpy columns (:mod:`eddy.engine.operators.columnar_expressions`). The selection
+is plain attributes of ``e1`` and ``e2``. Anything else — other pattern shapes, tables, rate
+limiting, ``group by`` — stays in the per-event runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
+from eddy.engine.operators.operator_columns import OperatorColumns, Selected, state_of
+from eddy.engine.spark.row_layout import InputLayout
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.scope import Scope, SemanticError, Source
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.runtime.pattern.index import conjuncts
+
+_KEY_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
+FIRST, SECOND = "a", "b"
+"""Column prefixes of ``e1``'s and ``e2``'s attributes in the operator's rows."""
+
+
+@dataclass(frozen=True)
+class FollowedBySpec:
+    """What the operator needs, as plain data (pickled to Spark's Python workers).
+
+    ``columns`` are the operator's attribute columns with their types (``a<i>`` for
+    ``e1``, ``b<i>`` for ``e2``) and ``physical`` the row column each is read from (the
+    same for ``e1.x`` and ``e2.x`` of one stream, so it crosses into Python once); ``keys`` pairs an ``e1`` column with the ``e2`` column it
+    must equal; ``residual`` is the rest of ``c`` that reads ``e1``; ``within`` is in ms."""
+
+    within: int | None
+    partitioned: bool
+    columns: tuple[tuple[str, AttrType], ...]
+    physical: tuple[tuple[str, str], ...]
+    keys: tuple[tuple[str, str], ...]
+    residual: Node | None
+    selected: tuple[Selected, ...]
+    order_prefix: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FollowedByPlan:
+    """A query the operator runs and how its rows are made from the group's input: the
+    Spark-side parts (filters over one event, the partition attributes) stay AST."""
+
+    info: QueryInfo
+    first: str
+    second: str
+    first_filters: tuple[ast.Expression, ...]
+    second_filters: tuple[ast.Expression, ...]
+    partition_attributes: dict[str, str]
+    attributes: dict[str, tuple[str, str]]  # operator column -> (stream, attribute)
+    spec: FollowedBySpec
+
+
+def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
+                     layout: InputLayout) -> FollowedByPlan | None:
+    """The plan when ``rest`` (the group's non-native queries) is one query of the shape
+    above, else None."""
+    if len(rest) != 1 or any(s.kind in ("table", "window", "aggregation")
+                             for s in analyzed.streams.values()):
+        return None
+    info = rest[0]
+    query, selector = info.query, info.query.selector
+    stream = query.input
+    if not (isinstance(stream, ast.StateInputStream) and stream.kind == "pattern"
+            and isinstance(query.output, ast.InsertIntoStream)
+            and info.target_kind == "stream" and query.output.event_type == "current"
+            and query.output_rate is None and not selector.group_by
+            and selector.having is None and not selector.order_by
+            and selector.limit is None and selector.offset is None
+            and selector.attributes is not None and not info.aggregates):
+        return None
+    states = _states(stream.state)
+    if states is None or len(info.scope.sources) != 2:
+        return None
+    first, second = states
+    inputs = dict(layout.streams)
+    if first.stream.stream not in inputs or second.stream.stream not in inputs:
+        return None
+    partition = _partition(analyzed, info, {first.stream.stream, second.stream.stream})
+    if partition is None:
+        return None
+    try:
+        return _plan(analyzed, info, stream, first, second, partition)
+    except (NotColumnar, SemanticError):
+        return None
+
+
+def _states(state: ast.StateElement) -> tuple[ast.StreamStateElement,
+                                              ast.StreamStateElement] | None:
+    """``every e1=S1[f] -> e2=S2[c]``'s two states, or None for any other shape."""
+    if not (isinstance(state, ast.NextStateElement)
+            and isinstance(state.element, ast.EveryStateElement)
+            and type(state.element.element) is ast.StreamStateElement
+            and type(state.next) is ast.StreamStateElement):
+        return None
+    first, second = state.element.element, state.next
+    for element in (first, second):
+        s = element.stream
+        if s.inner or s.fault or not all(isinstance(h, ast.Filter) for h in s.handlers):
+            return None
+    return first, second
+
+
+def _partition(analyzed: AnalyzedApp, info: QueryInfo,
+               streams: set[str]) -> dict[str, str] | None:
+    """Stream → partition attribute (empty: unpartitioned); None when the partition is not a
+    value partition by a plain attribute of every stream the pattern reads."""
+    if info.partition is None:
+        return {}
+    attributes: dict[str, str] = {}
+    for ptype in analyzed.partitions[info.partition].partition.partition_types:
+        if not (isinstance(ptype, ast.ValuePartitionType)
+                and isinstance(ptype.expression, ast.Variable)):
+            return None
+        attributes[ptype.stream] = ptype.expression.attribute
+    if not streams <= set(attributes):
+        return None
+    for stream in streams:
+        kind = next(a.type for a in analyzed.streams[stream].attributes
+                    if a.name == attributes[stream])
+        if kind not in _KEY_TYPES:
+            return None  # a double's key is Java's toString: left to the runtime
+    return {s: attributes[s] for s in sorted(streams)}
+
+
+def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
+          first: ast.StreamStateElement, second: ast.StreamStateElement,
+          partition: dict[str, str]) -> FollowedByPlan | None:
+    scope = info.scope
+    sources = scope.sources
+    named = OperatorColumns(sources, (FIRST, SECOND))
+    column = named.column
+
+    first_scope = scope.with_current(sources[0])
+    second_scope = scope.with_current(sources[1])
+    first_filters = _filters(first.stream)
+    if any(_reads(f, first_scope, sources) - {0} for f in first_filters):
+        return None
+    keys: list[tuple[str, str]] = []
+    alone: list[ast.Expression] = []
+    mixed: list[ast.Expression] = []
+    for part in (c for f in _filters(second.stream) for c in conjuncts(f)):
+        reads = _reads(part, second_scope, sources)
+        pair = key_pair(part, second_scope, sources)
+        if pair is not None:
+            keys.append((column(0, pair[0]), column(1, pair[1])))
+        elif reads <= {1}:
+            alone.append(part)
+        else:
+            mixed.append(part)
+    residual = None
+    for part in mixed:
+        node = compile_columnar(part, analyzed.type_of, named.resolver(second_scope))
+        residual = node if residual is None else \
+            Node("and", AttrType.BOOL, (residual, node))
+    selected = named.selection(info)
+    if selected is None:
+        return None
+    within = stream.within.millis if stream.within is not None else None
+    spec = FollowedBySpec(within, bool(partition), tuple(named.types.items()),
+                          tuple(named.physical.items()), tuple(keys), residual,
+                          selected, _order_prefix(analyzed, info))
+    return FollowedByPlan(info, first.stream.stream, second.stream.stream,
+                          tuple(first_filters), tuple(alone), partition, named.attributes, spec)
+
+
+def _filters(stream: ast.SingleInputStream) -> list[ast.Expression]:
+    return [h.expression for h in stream.handlers if isinstance(h, ast.Filter)]
+
+
+def _reads(expr: ast.Expression, scope: Scope, sources: Sequence[Source]) -> set[int]:
+    """The states whose events ``expr`` reads (-1: something that is no state's)."""
+    from eddy.lang.walk import walk_expression
+
+    states: set[int] = set()
+    for node in walk_expression(expr):
+        if isinstance(node, ast.Variable):
+            state = state_of(scope.resolve(node).source, sources)
+            states.add(-1 if state is None else state)
+        elif isinstance(node, (ast.IsNullStream, ast.FunctionCall)):
+            states.add(-1)
+    return states
+
+
+def key_pair(part: ast.Expression, scope: Scope,
+             sources: Sequence[Source]) -> tuple[ast.Attribute, ast.Attribute] | None:
+    """``e1.a == b`` (either way round) with both of one key type: (e1's, e2's) attribute
+    (for a join: the left's and the right's)."""
+    if not (isinstance(part, ast.BinaryOperation) and part.op == "=="
+            and isinstance(part.left, ast.Variable) and isinstance(part.right, ast.Variable)
+            and part.left.stream_index is None and part.right.stream_index is None):
+        return None
+    left, right = scope.resolve(part.left), scope.resolve(part.right)
+    sides = {state_of(left.source, sources): left.attribute,
+             state_of(right.source, sources): right.attribute}
+    if set(sides) != {0, 1}:
+        return None
+    a, b = sides[0], sides[1]
+    integral = {a.type, b.type} <= {AttrType.INT, AttrType.LONG}
+    if not (integral or (a.type == b.type and a.type in _KEY_TYPES)):
+        return None
+    return a, b
+
+
+def _order_prefix(analyzed: AnalyzedApp, info: QueryInfo) -> tuple[int, ...]:
+    """The ``_order`` the runtime gives the query's outputs, up to the output's position:
+    ``(1, index, 0)`` then, inside a partition, the query's place in it and ``(0, 0)``."""
+    if info.partition is None:
+        return (1, info.index, 0, 0)
+    place = [q.id for q in analyzed.partitions[info.partition].queries].index(info.id)
+    return (1, info.index, 0, place, 0, 0)

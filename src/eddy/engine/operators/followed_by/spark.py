@@ -1,0 +1,81 @@
+"""The Spark side of the followed-by operator: the rows it reads, its state keys and the
+``applyInPandasWithState`` function around :func:`.matching.process`.
+
+The operator reads only the pattern's streams, narrowed to the columns it uses, with
+``e1``'s filter and the conditions on ``e2`` alone already evaluated in the JVM. An
+unpartitioned pattern is one instance — its expiry order couples every key — so it keeps
+one state key, as the reference keeps one thread; a partitioned one is split into
+the planner's hash buckets of the partition key (a key's instance lives in one bucket),
+so both cores work (:mod:`eddy.engine.operators.state_keys` spreads them evenly).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from eddy.engine.operators.columnar_operator import (
+    attribute_column,
+    columnar_part,
+    filter_condition,
+    filters_compile,
+)
+from eddy.engine.operators.followed_by.matching import (
+    FIRST_EVENT,
+    PARTITION,
+    SECOND_EVENT,
+    SECOND_PASSES,
+    Pending,
+    process,
+)
+from eddy.engine.operators.followed_by.plan import FollowedByPlan
+from eddy.engine.operators.operator_part import KEY as OPERATOR_KEY
+from eddy.engine.operators.operator_part import OperatorPart, run_alone
+from eddy.engine.operators.state_keys import hash_bucket
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
+from eddy.lang.ast import AttrType
+from eddy.lang.semantic import AnalyzedApp
+
+
+def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
+                        layout: InputLayout, *, buckets: int) -> DataFrame:
+    """The query's outputs in the writer's schema
+    (:data:`~eddy.engine.spark.row_layout.OUTPUT_SCHEMA`); a partitioned pattern's state is keyed
+    by ``buckets`` hash buckets of the partition value (the planner's choice,
+    :mod:`eddy.plan.physical.rules.followed_by`)."""
+    return run_alone(followed_by_part(analyzed, plan, source, layout, buckets=buckets))
+
+
+def followed_by_part(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
+                     layout: InputLayout, *, buckets: int) -> OperatorPart:
+    """The operator of :func:`compile_followed_by`, to run alone or fused."""
+    spec, info = plan.spec, plan.info
+    first = filter_condition(analyzed, info, 0, plan.first, plan.first_filters, layout)
+    second = filter_condition(analyzed, info, 1, plan.second, plan.second_filters, layout)
+    is_first = F.col(STREAM) == plan.first
+    is_second = F.col(STREAM) == plan.second
+    columns = [attribute_column(layout, stream, name).alias(column)
+               for column, (stream, name) in plan.attributes.items()]
+    rows = source.where(F.col(STREAM).isin(plan.first, plan.second))
+    if spec.partitioned:
+        # Siddhi's key is the value's toString: for integral values, the number says the same
+        kinds = {a.type for stream, name in plan.partition_attributes.items()
+                 for a in layout.attributes(stream) if a.name == name}
+        cast = "long" if kinds <= {AttrType.INT, AttrType.LONG} else "string"
+        key = F.coalesce(*(F.when(F.col(STREAM) == stream,
+                                  attribute_column(layout, stream, name).cast(cast))
+                           for stream, name in plan.partition_attributes.items()))
+        rows = rows.withColumn(PARTITION, key).where(F.col(PARTITION).isNotNull())
+        columns.append(F.col(PARTITION))
+    rows = rows.select(SEQ, TS, (is_first & first).alias(FIRST_EVENT),
+                       is_second.alias(SECOND_EVENT), (is_second & second).alias(SECOND_PASSES),
+                       *columns)
+    state_key = hash_bucket([F.col(PARTITION)], buckets, source.sparkSession) \
+        if spec.partitioned else F.lit(0)
+    return columnar_part(rows.withColumn(OPERATOR_KEY, state_key), process, spec, Pending,
+                         info, [(o.name, o.type) for o in spec.selected], spec.order_prefix)
+
+
+def compiles_in_spark(analyzed: AnalyzedApp, plan: FollowedByPlan) -> bool:
+    """Whether the filters that run in the JVM compile there (else the runtime runs it)."""
+    return filters_compile(analyzed, (*plan.first_filters, *plan.second_filters))

@@ -1,0 +1,88 @@
+"""The attribute columns a columnar operator (a pattern's two states, a join's two sides)
+reads, and its selection of them.
+
+Each input of the query (``scope.sources[i]``) gets a column prefix; every attribute an
+expression or the selection reads becomes one operator column ``<prefix><n>`` with its
+type. Two inputs over the same stream read one *physical* row column for the same
+attribute, so its values cross from the JVM into Python once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from eddy.engine.operators.columnar_expressions import TYPES, NotColumnar
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.scope import Scope, Source
+from eddy.lang.semantic import QueryInfo
+
+
+@dataclass(frozen=True)
+class Selected:
+    """One selected attribute: ``side`` is the prefix of the input it comes from and
+    ``column`` the operator column it copies."""
+
+    name: str
+    type: AttrType
+    side: str
+    column: str
+
+
+def state_of(source: Source, sources: Sequence[Source]) -> int | None:
+    """Which of ``sources`` (pattern states, join sides) ``source`` is."""
+    for i, candidate in enumerate(sources):
+        if candidate is source or candidate == source:
+            return i
+    return None
+
+
+class OperatorColumns:
+    """Allocates operator columns for the query's inputs (``prefixes[i]`` for input i)."""
+
+    def __init__(self, sources: Sequence[Source], prefixes: Sequence[str]) -> None:
+        self.sources, self.prefixes = sources, prefixes
+        self.named: dict[tuple[int, str], str] = {}  # (input, attribute) -> column
+        self.types: dict[str, AttrType] = {}
+        self.attributes: dict[str, tuple[str, str]] = {}  # physical -> (stream, attribute)
+        self.physical: dict[str, str] = {}
+
+    def column(self, side: int, attribute: ast.Attribute) -> str:
+        """The operator column of input ``side``'s ``attribute`` (NotColumnar: a type the
+        columnar evaluator does not hold)."""
+        found = self.named.get((side, attribute.name))
+        if found is None:
+            if attribute.type not in TYPES:
+                raise NotColumnar(attribute.type.value)
+            found = f"{self.prefixes[side]}{sum(1 for s, _ in self.named if s == side)}"
+            self.named[(side, attribute.name)] = found
+            self.types[found] = attribute.type
+            read = (self.sources[side].stream, attribute.name)
+            self.physical[found] = next((c for c, a in self.attributes.items() if a == read),
+                                        found)
+            self.attributes.setdefault(self.physical[found], read)
+        return found
+
+    def resolver(self, scope: Scope) -> Callable[[ast.Variable], str | None]:
+        """A variable's operator column as seen from ``scope`` (None: no input's)."""
+        def column_of(var: ast.Variable) -> str | None:
+            resolved = scope.resolve(var)
+            side = state_of(resolved.source, self.sources)
+            return None if side is None else self.column(side, resolved.attribute)
+        return column_of
+
+    def selection(self, info: QueryInfo) -> tuple[Selected, ...] | None:
+        """The query's selection when it is plain attributes of the inputs, else None."""
+        selected = []
+        for item, out in zip(info.query.selector.attributes or (), info.outputs):
+            expr = item.expression
+            if not isinstance(expr, ast.Variable) or expr.stream_index is not None:
+                return None
+            resolved = info.scope.resolve(expr)
+            side = state_of(resolved.source, self.sources)
+            if side is None or out.type is not resolved.attribute.type:
+                return None
+            selected.append(Selected(out.name, out.type, self.prefixes[side],
+                                     self.column(side, resolved.attribute)))
+        return tuple(selected)

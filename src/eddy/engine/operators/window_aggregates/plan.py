@@ -1,0 +1,183 @@
+"""Which queries the vectorised window operators run, and what they need to know.
+
+A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
+``#window.length(n)`` (``n`` >= 1) or ``#window.timeBatch(t)`` with a selection of plain
+attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally
+``group by`` plain attributes that are not doubles, inserting into a stream — current
+events, or for the sliding windows also ``all events`` or ``expired events`` — with no
+``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named windows
+or aggregations in the app. Everything else stays in the per-event runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from eddy.engine.spark.row_layout import InputLayout
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.lang.typecheck import constant_value
+
+_PLAIN_TYPES = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE, AttrType.STRING, AttrType.BOOL)
+_NUMERIC = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE)
+_FILTER_NODES = (ast.Variable, ast.Constant, ast.BinaryOperation, ast.Not, ast.Negate,
+                 ast.IsNull)
+WINDOWS = ("time", "timeBatch", "length")
+SLIDING = ("time", "length")
+"""Windows whose expired events the operator can emit (:mod:`.expiring`)."""
+
+
+@dataclass(frozen=True)
+class Output:
+    """One selected attribute: ``kind`` is ``var`` (an event's own value of ``column``),
+    ``avg``/``sum`` (over argument number ``argument``) or ``count``."""
+
+    name: str
+    type: AttrType
+    kind: str
+    column: str | None = None
+    argument: int = -1
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """What an operator needs, as plain data (it is pickled to Spark's Python workers).
+
+    ``window`` is ``time``, ``length`` or ``timeBatch``, ``span`` its length (ms, or events
+    for ``length``); ``scheduler`` the window's scheduler number in the app (part of a
+    timer-driven output's ``_order``); ``events`` what the query inserts: ``current``,
+    ``expired`` or ``all`` events."""
+
+    window: str
+    span: int
+    group_columns: tuple[str, ...]
+    argument_columns: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    scheduler: int = 0
+    events: str = "current"
+
+    @property
+    def expiring(self) -> bool:
+        """Whether :mod:`.expiring` runs it (else :mod:`.sliding_time` or
+        :mod:`.time_batch`): expired events are outputs, or the window counts events."""
+        return self.window == "length" or self.events != "current"
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """A query a vectorised operator runs, and how it reads the group's input."""
+
+    info: QueryInfo
+    stream: str
+    filters: tuple[ast.Expression, ...]
+    spec: WindowSpec
+
+
+def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
+                          layout: InputLayout) -> WindowPlan | None:
+    """The plan when ``rest`` (the group's queries that are not native) is one query of the
+    shape above, else None."""
+    if len(rest) != 1 or analyzed.partitions:
+        return None
+    if any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
+        return None
+    info = rest[0]
+    query, selector = info.query, info.query.selector
+    source = query.input
+    if not (info.partition is None and isinstance(source, ast.SingleInputStream)
+            and not source.inner and not source.fault
+            and isinstance(query.output, ast.InsertIntoStream)
+            and info.target_kind == "stream"
+            and query.output.event_type in ("current", "expired", "all")
+            and query.output_rate is None and selector.having is None
+            and not selector.order_by and selector.limit is None and selector.offset is None
+            and selector.attributes is not None):
+        return None
+    stream = source.stream
+    if stream not in dict(layout.streams) or not source.handlers:
+        return None
+    *filters, window = source.handlers
+    if not (isinstance(window, ast.Window) and window.namespace is None
+            and window.name in WINDOWS and len(window.args) == 1
+            and all(isinstance(f, ast.Filter) and _plain_filter(f.expression) for f in filters)):
+        return None
+    events = query.output.event_type
+    if events != "current" and window.name not in SLIDING:
+        return None
+    span = constant_value(window.args[0])
+    if not isinstance(span, int) or isinstance(span, bool) or \
+            (window.name != "time" and span <= 0):
+        return None  # a length(0) window resets the aggregates on every event
+    columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))
+    types = {c: a.type for c, a in zip(layout.columns(stream), layout.attributes(stream))}
+
+    def column_of(var: ast.Expression) -> str | None:
+        if not isinstance(var, ast.Variable) or var.stream_index is not None:
+            return None
+        try:
+            name = info.scope.resolve(var).attribute.name
+        except Exception:  # noqa: BLE001 - anything unusual: leave it to the runtime
+            return None
+        column = columns.get(name)
+        return column if column is not None and types[column] in _PLAIN_TYPES else None
+
+    group_columns = [column_of(v) for v in selector.group_by]
+    if any(c is None or types[c] is AttrType.DOUBLE for c in group_columns):
+        return None  # double keys group by Double.equals (NaN, -0.0): left to the runtime
+    arguments: list[str] = []
+    outputs: list[Output] = []
+    for item, attribute in zip(selector.attributes, info.outputs):
+        output = _output(item.expression, attribute.name, column_of, types, arguments)
+        if output is None or output.type is not attribute.type:
+            return None
+        outputs.append(output)
+    aggregates = any(o.kind != "var" for o in outputs)
+    if window.name == "timeBatch" and not (aggregates or group_columns):
+        return None  # every event of a batch goes out: a different selector path
+    scheduler = 0
+    if window.name != "length":
+        from eddy.runtime.group import scheduler_order
+
+        scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
+    spec = WindowSpec(window.name, span, tuple(c for c in group_columns if c is not None),
+                      tuple(arguments), tuple(outputs), scheduler, events)
+    return WindowPlan(info, stream, tuple(f.expression for f in filters
+                                          if isinstance(f, ast.Filter)), spec)
+
+
+def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str, AttrType],
+            arguments: list[str]) -> Output | None:
+    assert callable(column_of)
+    if isinstance(expr, ast.Variable):
+        column = column_of(expr)
+        return None if column is None else Output(name, types[column], "var", column)
+    if not (isinstance(expr, ast.FunctionCall) and expr.namespace is None):
+        return None
+    if expr.name == "count" and len(expr.args) <= 1:
+        if expr.args and column_of(expr.args[0]) is None:
+            return None
+        return Output(name, AttrType.LONG, "count")
+    if expr.name not in ("avg", "sum") or len(expr.args) != 1:
+        return None
+    column = column_of(expr.args[0])
+    if column is None:
+        return None
+    if types[column] not in (_NUMERIC if expr.name == "avg" else (AttrType.DOUBLE,)):
+        return None  # sum of ints is a wrapping long removed in doubles: the runtime's
+    if column not in arguments:
+        arguments.append(column)
+    return Output(name, AttrType.DOUBLE, expr.name, column, arguments.index(column))
+
+
+def _plain_filter(expr: ast.Expression) -> bool:
+    """Only attributes, literals and operators: Spark SQL evaluates those as the runtime
+    does (the native path relies on the same); no functions, no clock."""
+    if not isinstance(expr, _FILTER_NODES):
+        return False
+    if isinstance(expr, ast.Variable):
+        return expr.stream_index is None and not expr.inner and not expr.fault
+    children = [getattr(expr, name) for name in ("left", "right", "expression")
+                if isinstance(getattr(expr, name, None), ast.Expression)]
+    return all(_plain_filter(c) for c in children)

@@ -1,0 +1,187 @@
+"""The Spark side of the vectorised window operators: the plan around them and the
+``applyInPandasWithState`` function that hosts them.
+
+One state key, like the runtime's, unless the query is a ``#window.time`` with ``group by``,
+current events only and no filter and the source supplies the stream's running clock
+(:data:`~eddy.engine.spark.row_layout.CLOCK`): then the state is split into the planner's hash
+buckets of the group key, spread over the shuffle partitions (so over the cores), and each
+bucket expires by the clock its rows carry (:mod:`.sliding_time` says why that is exact).
+A batch window stays on one key: a group's place in a flush depends on the other groups.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from eddy.engine.compile.native_queries import spark_compiler
+from eddy.engine.operators.operator_part import KEY, OperatorPart, run_alone
+from eddy.engine.operators.state_keys import hash_bucket
+from eddy.engine.operators.window_aggregates import expiring, sliding_time, time_batch
+from eddy.engine.operators.window_aggregates.emitted import Emitted
+from eddy.engine.operators.window_aggregates.plan import WindowPlan, WindowSpec
+from eddy.engine.spark.row_layout import (
+    CLOCK,
+    SEQ,
+    STORE_STREAM,
+    STREAM,
+    TS,
+    InputLayout,
+    spark_type,
+)
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.semantic import AnalyzedApp
+from eddy.runtime.query_builder import UnsupportedQuery
+
+EVENT = "_event"  # the row is not an on-demand query
+PASS = "_pass"    # the row is an event of the query's stream that passes the filters
+POSITION = "_i"
+EXPIRED = "_x"   # the output is an expired event
+TIMER = "_timer"  # the window's timer emitted it
+_NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
+
+
+def compile_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
+                             layout: InputLayout, *, buckets: int = 0) -> DataFrame:
+    """The query's outputs in the writer's schema
+    (:data:`~eddy.engine.spark.row_layout.OUTPUT_SCHEMA`); ``buckets`` > 0: split into that many
+    hash buckets of the ``group by`` values, as the physical planner decides
+    (:mod:`eddy.plan.physical.rules.window_aggregate`)."""
+    return run_alone(window_aggregate_part(analyzed, plan, source, layout, buckets=buckets))
+
+
+def window_aggregate_part(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
+                          layout: InputLayout, *, buckets: int = 0) -> OperatorPart:
+    """The operator of :func:`compile_window_aggregate`, to run alone or fused."""
+    split = buckets > 0
+    spec, info = plan.spec, plan.info
+    names = [a.name for a in layout.attributes(plan.stream)]
+    columns = layout.columns(plan.stream)
+
+    def column(var: ast.Variable) -> Column:
+        return F.col(columns[names.index(info.scope.resolve(var).attribute.name)])
+
+    is_event = F.col(STREAM) == plan.stream
+    passes: Column = is_event
+    compiler = spark_compiler(analyzed, column)
+    for condition in plan.filters:
+        passes = passes & F.coalesce(compiler.compile_condition(condition), F.lit(False))
+    needed = sorted({*spec.group_columns, *spec.argument_columns,
+                     *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
+    # Every row of the group moves the clock (a batch window flushes on a later event of
+    # any stream, as the reference's timers fire on it; a heartbeat likewise), but not a
+    # split operator's, which goes by its rows' stream clock.
+    rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM)) if split else source)
+    rows = (rows
+            .select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
+                    F.coalesce(passes, F.lit(False)).alias(PASS), *needed,
+                    *([CLOCK] if split else [])))
+    key = hash_bucket([F.col(c) for c in spec.group_columns], buckets, source.sparkSession) \
+        if split else F.lit(0)
+    schema = [(SEQ, "bigint"), (TS, "bigint")] + \
+        ([(POSITION, "int")] if spec.window == "timeBatch" or spec.expiring else []) + \
+        ([(EXPIRED, "boolean"), (TIMER, "boolean")] if spec.expiring else []) + \
+        [(f"o{i}", spark_type(out.type).simpleString()) for i, out in enumerate(spec.outputs)]
+
+    def writer(col: Callable[[str], Column]) -> list[Column]:
+        values = [col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
+        by_input = F.array(*(F.lit(i) for i in (1, info.index, 0, 0)),
+                           col(POSITION) if spec.expiring else F.lit(0))
+        by_timer = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
+        expired: Column = F.lit(False)
+        if spec.expiring:  # an input's chunk, or the window's timer
+            order = F.when(col(TIMER), by_timer).otherwise(by_input)
+            expired = col(EXPIRED)
+        else:
+            order = by_input if spec.window == "time" else by_timer
+        return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), expired,
+                F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
+
+    return OperatorPart(rows.withColumn(KEY, key), make_step(spec, split), tuple(schema),
+                        False, writer)
+
+
+StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]
+
+
+def make_step(spec: WindowSpec, split: bool = False) -> StepFunction:
+    """The ``applyInPandasWithState`` function: one call per state key and micro-batch
+    (``split``: the rows carry the stream's clock)."""
+    module: Any = expiring if spec.expiring else \
+        sliding_time if spec.window == "time" else time_batch
+    fresh: Any = expiring.ExpiringState if spec.expiring else \
+        sliding_time.SlidingState if spec.window == "time" else time_batch.BatchState
+    selected = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
+
+    def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
+        pdf = pd.concat(list(frames), ignore_index=True)
+        seq = pdf[SEQ].to_numpy()
+        if len(seq) > 1 and not (seq[1:] > seq[:-1]).all():
+            pdf = pdf.iloc[np.argsort(seq, kind="stable")].reset_index(drop=True)
+        if not pdf[EVENT].all():
+            raise UnsupportedQuery("<store query>", "on-demand queries need tables, which "
+                                   "this runtime does not run yet")
+        window = pickle.loads(state.get[0]) if state.exists else fresh()
+        values = np.stack([pdf[c].to_numpy(np.float64, na_value=np.nan)
+                           for c in spec.argument_columns], axis=1) \
+            if spec.argument_columns else np.empty((len(pdf), 0))
+        ts, passing = pdf[TS].to_numpy(np.int64), pdf[PASS].to_numpy(bool)
+        keys = [pdf[c].to_numpy() for c in spec.group_columns]
+        columns = {c: pdf[c].to_numpy() for c in selected}
+        if split:
+            assert isinstance(window, sliding_time.SlidingState)
+            emitted = sliding_time.process(window, spec, ts, passing, keys, values, columns,
+                                           clock=pdf[CLOCK].to_numpy(np.int64))
+        else:
+            emitted = module.process(window, spec, ts, passing, keys, values, columns)
+        state.update((pickle.dumps(window, protocol=pickle.HIGHEST_PROTOCOL),))
+        yield output_frame(spec, emitted, pdf[SEQ].to_numpy())
+
+    return step
+
+
+def output_frame(spec: WindowSpec, emitted: Emitted, seq: np.ndarray) -> pd.DataFrame:
+    """The operator's output rows: ``_seq``, ``_ts``, (``_i``, the position in a batch
+    window's flush or in a chunk's emission,) (``_x``, ``_timer`` when expired events go
+    out,) then ``o<i>`` per selected attribute."""
+    frame: dict[str, Any] = {SEQ: seq[emitted.rows], TS: emitted.ts}
+    if spec.window == "timeBatch" or spec.expiring:
+        frame[POSITION] = emitted.positions.astype(np.int32)
+    if spec.expiring:
+        assert emitted.expired is not None and emitted.timer is not None
+        frame[EXPIRED], frame[TIMER] = emitted.expired, emitted.timer
+    frame.update(output_columns(spec, emitted))
+    return pd.DataFrame(frame)
+
+
+def output_columns(spec: WindowSpec, emitted: Emitted) -> dict[str, Any]:
+    """The selected attributes' columns; aggregates as the runtime computes them
+    (``sum / count`` for ``avg``, null while nothing is counted).
+
+    A double aggregate is a masked array: Spark turns a plain column's NaN into null on the
+    way out, and NaN (``inf - inf``) is a value the runtime emits."""
+    columns: dict[str, Any] = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for i, out in enumerate(spec.outputs):
+            if out.kind == "var":
+                assert out.column is not None
+                values = pd.Series(emitted.values[out.column])
+                nullable = _NULLABLE_INTS.get(out.type)
+                if nullable is not None and values.dtype.kind == "f":
+                    values = values.astype(nullable)  # nulls made the ints floats
+                columns[f"o{i}"] = values
+            elif out.kind == "count":
+                columns[f"o{i}"] = emitted.sizes
+            else:
+                total = emitted.sums[:, out.argument]
+                count = emitted.counts[:, out.argument]
+                value = total / count if out.kind == "avg" else total
+                columns[f"o{i}"] = pd.arrays.FloatingArray(value.astype(np.float64), count == 0)
+    return columns

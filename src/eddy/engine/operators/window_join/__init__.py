@@ -1,0 +1,16 @@
+"""A vectorised operator for inner joins of two length windows (DESIGN.md §4): each
+arriving event's matches are a run of the other side's window, found by binary search.
+
+:mod:`.plan` says which joins qualify, :mod:`.matching` computes the joined events and
+:mod:`.spark` puts the operator into a group's Spark plan.
+"""
+
+from eddy.engine.operators.window_join.plan import WindowJoinPlan, plan_window_join
+from eddy.engine.operators.window_join.spark import (
+    compile_window_join,
+    join_compiles_in_spark,
+    window_join_part,
+)
+
+__all__ = ["WindowJoinPlan", "compile_window_join", "window_join_part", "join_compiles_in_spark",
+           "plan_window_join"]

@@ -1,0 +1,134 @@
+"""Which joins the vectorised window join runs, and what it needs to know.
+
+The shape is ``from L[f]#window.length(n) join R[g]#window.time(t) on c select <L/R
+attributes> insert into Out`` — each window ``length`` or ``time``, an inner join of two
+different streams, no
+``unidirectional``, no table, named window or aggregation in the app, no partition. ``c``
+is split as a pattern's condition is (:mod:`eddy.engine.operators.followed_by.plan`):
+``L.a == R.b`` equalities of integral, string or bool attributes become the match key, the rest
+runs as numpy columns. Filters before the windows run in Spark SQL (an event they drop never
+enters the window). Only current events are inserted, so a window's expired events, which the
+reference also joins, produce nothing here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
+from eddy.engine.operators.followed_by.plan import key_pair
+from eddy.engine.operators.operator_columns import OperatorColumns, Selected
+from eddy.engine.spark.row_layout import InputLayout
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.scope import SemanticError
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.lang.typecheck import constant_value
+from eddy.runtime.pattern.index import conjuncts
+
+LEFT, RIGHT = "l", "r"
+"""Column prefixes of the two sides' attributes in the operator's rows."""
+
+
+@dataclass(frozen=True)
+class WindowJoinSpec:
+    """What the operator needs, as plain data (pickled to Spark's Python workers):
+    ``windows`` are the two windows, ``("length", n)`` or ``("time", ms)``, ``columns``
+    the operator's attribute columns (``l<i>``/``r<i>``) with their types, ``keys`` the
+    (left, right) column pairs that must be equal, ``residual`` the rest of the ``on``
+    condition."""
+
+    windows: tuple[tuple[str, int], tuple[str, int]]
+    columns: tuple[tuple[str, AttrType], ...]
+    keys: tuple[tuple[str, str], ...]
+    residual: Node | None
+    selected: tuple[Selected, ...]
+    order_prefix: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WindowJoinPlan:
+    """A join the operator runs: its streams, their Spark-side filters, and the spec."""
+
+    info: QueryInfo
+    streams: tuple[str, str]
+    filters: tuple[tuple[ast.Expression, ...], tuple[ast.Expression, ...]]
+    attributes: dict[str, tuple[str, str]]  # operator column -> (stream, attribute)
+    spec: WindowJoinSpec
+
+
+def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
+                     layout: InputLayout) -> WindowJoinPlan | None:
+    """The plan when ``rest`` (the group's non-native queries) is one join of the shape
+    above, else None."""
+    if len(rest) != 1 or analyzed.partitions or any(
+            s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
+        return None
+    info = rest[0]
+    query, selector = info.query, info.query.selector
+    join = query.input
+    if not (isinstance(join, ast.JoinInputStream) and not join.is_outer
+            and join.unidirectional is None and not join.within and join.per is None
+            and isinstance(query.output, ast.InsertIntoStream)
+            and info.target_kind == "stream" and query.output.event_type == "current"
+            and query.output_rate is None and not selector.group_by
+            and selector.having is None and not selector.order_by
+            and selector.limit is None and selector.offset is None
+            and selector.attributes is not None and not info.aggregates):
+        return None
+    sides = (join.left, join.right)
+    inputs = dict(layout.streams)
+    if join.left.stream == join.right.stream or len(info.scope.sources) != 2 or \
+            any(s.stream not in inputs for s in sides):
+        return None
+    windows = [_window(side) for side in sides]
+    if windows[0] is None or windows[1] is None:
+        return None
+    try:
+        return _plan(analyzed, info, join, (windows[0], windows[1]))
+    except (NotColumnar, SemanticError):
+        return None
+
+
+def _window(side: ast.SingleInputStream) -> tuple[str, int] | None:
+    """``("length", n)`` or ``("time", ms)`` of a side that is filters then
+    ``#window.length(n)`` or ``#window.time(t)``, else None."""
+    if side.inner or side.fault or not side.handlers:
+        return None
+    *filters, window = side.handlers
+    if not (isinstance(window, ast.Window) and window.namespace is None
+            and window.name in ("length", "time") and len(window.args) == 1
+            and all(isinstance(f, ast.Filter) for f in filters)):
+        return None
+    size = constant_value(window.args[0])
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        return None
+    return window.name, size
+
+
+def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
+          windows: tuple[tuple[str, int], tuple[str, int]]) -> WindowJoinPlan | None:
+    scope = info.scope
+    sources = scope.sources
+    named = OperatorColumns(sources, (LEFT, RIGHT))
+    column, column_of = named.column, named.resolver(scope)
+    keys: list[tuple[str, str]] = []
+    residual: Node | None = None
+    for part in conjuncts(join.on) if join.on is not None else []:
+        pair = key_pair(part, scope, sources)
+        if pair is not None:
+            keys.append((column(0, pair[0]), column(1, pair[1])))
+            continue
+        node = compile_columnar(part, analyzed.type_of, column_of)
+        residual = node if residual is None else Node("and", AttrType.BOOL, (residual, node))
+    selected = named.selection(info)
+    if selected is None:
+        return None
+    filters = tuple(tuple(h.expression for h in side.handlers if isinstance(h, ast.Filter))
+                    for side in (join.left, join.right))
+    spec = WindowJoinSpec(windows, tuple(named.types.items()), tuple(keys), residual,
+                          selected, (1, info.index, 0, 0))
+    return WindowJoinPlan(info, (join.left.stream, join.right.stream),
+                          (filters[0], filters[1]), named.attributes, spec)
+

@@ -1,0 +1,194 @@
+"""Writing a group's output rows to the bus: one topic per output stream, exactly once.
+
+The group's outputs leave Spark as one stream of tagged rows
+(:data:`~eddy.engine.spark.row_layout.OUTPUT_SCHEMA`); :class:`BusSink` routes each row of a
+query that inserts into a stream to that stream's topic, with ``_data`` decoded into the stream's
+typed attributes.
+
+**Why foreachBatch, not a DataSourceStreamWriter.** Exactly-once on the bus needs an
+idempotency key that is the same when Spark replays a micro-batch: ``(producer, batch id)``.
+A stream writer's ``write()`` runs per partition in an executor and is never told the batch
+id (only the driver-side ``commit`` is), and partitions would append separately, so a
+topic's events of one batch would interleave in whatever order the tasks finished.
+``foreachBatch`` gets the batch id, sees the whole batch, can sort it into the group's
+order — ``(_seq, _order)``, the cause of each output (DESIGN.md §3) — and appends it per
+topic in one call, which the bus stores atomically per (producer, batch id). It runs in the
+driver process, where sink callbacks (log, HTTP, …) live too. The cost is moving outputs
+through the driver; a group's outputs are usually far fewer than its inputs.
+
+**Idempotency.** ``producer`` is ``<app>/<group>/<Spark query id>``; the query id persists in
+the checkpoint, so it names exactly the lifetime over which batch ids are meaningful (a new
+checkpoint restarts batch ids at 0 and gets a new query id). A batch replayed after a crash
+— same id, same offsets, same state, hence the same rows — is appended again under the same
+key and the bus drops it (SQLite: for as long as the batch is retained; NATS: within the
+stream's duplicate window). Callbacks given ``on_output`` see a replayed batch again: they
+are at-least-once unless they deduplicate by batch id themselves.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+
+from eddy.bus import Bus
+from eddy.bus import TS as BUS_TS
+from eddy.engine.run.output_rows import decode_values, group_order
+from eddy.engine.run.store_requests import StoreAnswer, answers
+from eddy.engine.spark.row_layout import STORE_STREAM
+from eddy.lang.ast import Attribute
+
+OutputCallback = Callable[[int, Mapping[str, pa.Table]], None]
+"""Called with the batch id and, per output stream with events, what was appended."""
+BatchHook = Callable[[int], None]
+"""Called with the batch id when the batch starts, before it is computed (which is when
+``@store`` tables and aggregations write, in the tasks) and before any output is appended;
+what it raises fails the batch with nothing written (minimum HA fences a stale active so,
+and mirrors the checkpoint there: the offsets of the batch whose writes may follow)."""
+AnswersCallback = Callable[[list[StoreAnswer]], None]
+"""Called with the answers to on-demand queries a batch ran (see :mod:`.store_requests`)."""
+
+@dataclass(frozen=True)
+class OutputStream:
+    """An output stream of the group and the topic its events go to."""
+
+    stream: str
+    topic: str
+    attributes: tuple[Attribute, ...]
+
+
+@dataclass
+class SinkStats:
+    """What the sink wrote so far (driver-side counters; at-least-once: a batch replayed
+    after a restart is counted again).
+
+    ``events`` counts per output stream what reached its topic; ``query_events`` counts per
+    query id every row the query emitted (into a stream, a table, a window), the figure of
+    the query's events-out metric; ``failed_queries`` counts on-demand queries that failed
+    while running.
+    """
+
+    batches: int = 0
+    last_batch_id: int | None = None
+    events: dict[str, int] = field(default_factory=dict)
+    query_events: dict[str, int] = field(default_factory=dict)
+    failed_queries: int = 0
+
+
+class BusSink:
+    """A ``foreachBatch`` function appending a group's stream outputs to their topics.
+
+    ``queries`` maps the id of every query that inserts into a stream to that stream; rows
+    of other queries (tables, windows) are not the bus's business, and the answers to
+    on-demand queries go to ``on_answers``. Every query's rows are counted
+    (:attr:`SinkStats.query_events`).
+    Call :meth:`bind` with the started query's id before (or while) the first batch runs.
+    """
+
+    def __init__(self, bus: Bus, outputs: Sequence[OutputStream], queries: Mapping[str, str],
+                 producer_prefix: str, *, on_output: OutputCallback | None = None,
+                 on_answers: AnswersCallback | None = None,
+                 stats: SinkStats | None = None, bind_timeout_s: float = 60.0,
+                 before_write: BatchHook | None = None) -> None:
+        self.bus = bus
+        self.outputs = {o.stream: o for o in outputs}
+        unknown = sorted(set(queries.values()) - set(self.outputs))
+        if unknown:
+            raise ValueError(f"queries insert into {', '.join(unknown)}, which have no topic")
+        self.queries = dict(queries)
+        self.producer_prefix = producer_prefix
+        self.on_output = on_output
+        self.on_answers = on_answers
+        self.before_write = before_write
+        self.stats = stats if stats is not None else SinkStats()
+        self._producer: str | None = None
+        self._bound = threading.Event()
+        self._bind_timeout_s = bind_timeout_s
+
+    def bind(self, query_id: str) -> None:
+        """Sets the producer to ``<prefix>/<query_id>``: the Spark query id, which the
+        checkpoint keeps across restarts."""
+        self._producer = f"{self.producer_prefix}/{query_id}"
+        self._bound.set()
+
+    @property
+    def producer(self) -> str:
+        """The producer name appends carry; waits (bounded) for :meth:`bind`."""
+        if not self._bound.wait(self._bind_timeout_s) or self._producer is None:
+            raise RuntimeError("BusSink.bind() was not called with the query id; appends "
+                               "without a stable producer would not be idempotent")
+        return self._producer
+
+    def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        """Writes one micro-batch (all of it: a stateful batch must be consumed whole)."""
+        if self.before_write is not None:  # before computing: see BatchHook
+            self.before_write(batch_id)
+        rows = frame.toArrow()
+        tables = self.tables(rows)
+        producer = self.producer
+        for stream in sorted(tables):
+            self.bus.append(self.outputs[stream].topic, tables[stream], producer=producer,
+                            batch_id=batch_id)
+        self.count(rows, tables)
+        self.stats.batches += 1
+        self.stats.last_batch_id = batch_id
+        if self.on_output is not None:
+            self.on_output(batch_id, tables)
+        if self.on_answers is not None and rows.num_rows:
+            found = answers(rows)
+            if found:
+                self.stats.failed_queries += sum(a.error is not None for a in found)
+                self.on_answers(found)
+
+    def count(self, rows: pa.Table, tables: dict[str, pa.Table]) -> None:
+        """Adds the events appended per stream (``tables``, as :meth:`tables` made them of
+        ``rows``) and the rows each query emitted to the stats."""
+        for stream, table in tables.items():
+            self.stats.events[stream] = self.stats.events.get(stream, 0) + table.num_rows
+        self._count_queries(rows)
+
+    def _count_queries(self, rows: pa.Table) -> None:
+        if not rows.num_rows:
+            return
+        counts: Any = pc.value_counts(rows.column("_query"))
+        for query, count in zip(counts.field("values").to_pylist(),
+                                counts.field("counts").to_pylist(), strict=True):
+            if query is not None and query != STORE_STREAM:
+                self.stats.query_events[query] = self.stats.query_events.get(query, 0) + count
+
+    def tables(self, rows: pa.Table) -> dict[str, pa.Table]:
+        """Output rows (OUTPUT_SCHEMA) as one table per stream: ``_ts`` and the typed
+        attributes, in the group's order (:mod:`.output_rows`)."""
+        if not rows.num_rows:
+            return {}
+        mine = rows.filter(_of_queries(rows, list(self.queries)))
+        if not mine.num_rows:
+            return {}
+        mine = mine.take(group_order(mine))
+        result: dict[str, pa.Table] = {}
+        for stream, output in self.outputs.items():
+            queries = [q for q, s in self.queries.items() if s == stream]
+            chosen = mine.filter(_of_queries(mine, queries)) \
+                if len(queries) < len(self.queries) else mine
+            if chosen.num_rows:
+                result[stream] = self._table(output, chosen)
+        return result
+
+    @staticmethod
+    def _table(output: OutputStream, rows: pa.Table) -> pa.Table:
+        try:
+            values = decode_values(rows.column("_data"), output.attributes)
+        except ValueError as error:
+            raise ValueError(f"stream '{output.stream}': {error}") from None
+        return pa.table([rows.column("_ts").cast(pa.int64()), *values],
+                        names=[BUS_TS, *(a.name for a in output.attributes)])
+
+
+def _of_queries(rows: pa.Table, queries: list[str]) -> pa.BooleanArray:
+    """Which rows the ``queries`` emitted."""
+    return pc.is_in(rows.column("_query"), pa.array(queries, pa.string()))
