@@ -244,8 +244,20 @@ def test_sigkill_of_the_active_loses_and_duplicates_nothing(pair: Pair) -> None:
                             "the takeover's first output in the successor's /ha history")
         assert takeover["firstOutputMs"] >= takeover["lossMs"], takeover
         active.start()  # the killed node comes back as the passive one
+        _check_not_in_sync_before_its_apps(pair, active)
         pair.wait_passive_in_sync(active)
     _check_exactly_once(pair)
+
+
+def _check_not_in_sync_before_its_apps(pair: Pair, node: HaNode) -> None:
+    """A restarted node says it is in sync only once its apps are deployed as passive
+    (its Spark takes seconds to start; until then it could not take over)."""
+    wait_for(lambda: (node.ha() or {}).get("lastSyncMs") is not None, 120,
+             f"{node.node_id} to follow the active", interval=0.2)
+    body = node.ha()
+    assert body is not None
+    if body["inSync"]:
+        assert node.app_status(pair.app) == "passive", body
 
 
 def _measured_takeover(node: HaNode) -> dict[str, Any] | None:

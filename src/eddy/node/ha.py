@@ -127,6 +127,8 @@ arms its apps (starts their queries ahead of a likely takeover)."""
 ARM_HOLD_S = 60.0
 """How long an armed query's first batch waits for the role keeper's decision at most (it
 normally comes within the lease time; the query then fails and a takeover starts it anew)."""
+SETTLED = ("passive", "faulty")
+"""App states of a passive node that can take over as well as it ever will."""
 LOG_FIRST_BATCHES = 2
 """Batches after a takeover whose start is logged with the time since the lease was taken
 (where a failover spends its time; ``bench/ha_failover.py --keep`` keeps the logs)."""
@@ -631,8 +633,11 @@ class RoleKeeper:
 
     def _follow(self) -> None:
         """Passive: pulls every app's newest checkpoint and measures how far the events it
-        would resume from are behind the active's committed bus positions."""
-        in_sync = True
+        would resume from are behind the active's committed bus positions. In sync only
+        once every app of the group is deployed here as passive (or faulty, as it is on the
+        active): a node whose Spark is still starting could not take over yet."""
+        states = {view.name: view.state for view in self.registry.views()}
+        in_sync = all(states.get(name) in SETTLED for name in self.folder.names())
         behind: int | None = 0
         for name in self.registry.names():
             if self.active:
