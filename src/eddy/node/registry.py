@@ -375,7 +375,7 @@ class AppRegistry:
         self._run(name, text, analyzed, note, "redeployed" if redeploy else "deployed")
 
     def _run(self, name: str, text: str, analyzed: AnalyzedApp, note: str | None,
-             verb: str, ready: AppRunner | None = None, started: bool = False) -> None:
+             verb: str, ready: AppRunner | None = None, running: bool = False) -> None:
         """Starts a validated app's query, then its sources and sinks. On an HA takeover
         (``activated``) the sources and sinks start while the query starts: the app ran on
         the other node, its topics hold what they accepted, and a client that failed over is
@@ -387,7 +387,7 @@ class AppRegistry:
             threading.Thread(target=self._start_io_into, args=(io, name, text, analyzed),
                              name=f"eddy-io-start-{name}", daemon=True).start()
         try:
-            runner = self._start(name, text, ready, started)
+            runner = self._start(name, text, ready, running)
         except Exception as error:
             log.exception("app %s could not start", name)
             if io is not None:
@@ -461,13 +461,13 @@ class AppRegistry:
                        after_output=self.output_hook)
 
     def _start(self, name: str, text: str, ready: AppRunner | None = None,
-               started: bool = False) -> AppRunner:
+               running: bool = False) -> AppRunner:
         """Starts the app's query: ``ready`` is a runner readied on the passive (planned,
-        or already ``started`` when armed), else a new one is made."""
+        or already ``running`` when armed), else a new one is made."""
         spec = self._spec(name, text)
         spec.checkpoint_dir.parent.mkdir(parents=True, exist_ok=True)
         runner = ready if ready is not None else self._factory(spec)
-        if not started:
+        if not running:
             runner.start()
         return runner
 
@@ -583,8 +583,8 @@ class AppRegistry:
                 continue
             began = time.monotonic()
             try:
-                ready, started = self.standby.take(view.name, keep_armed)
-                if not started:
+                ready, running = self.standby.take(view.name, keep_armed)
+                if not running:
                     prepare(view.name)
             except Exception as error:
                 log.exception("app %s: its state could not be made current", view.name)
@@ -592,7 +592,7 @@ class AppRegistry:
                     "message": f"cannot take over its state: {error}"}))
                 continue
             prepared = time.monotonic()
-            self._run(view.name, view.text, view.analyzed, None, "activated", ready, started)
+            self._run(view.name, view.text, view.analyzed, None, "activated", ready, running)
             log.info("app %s activated in %.1f s: state taken over in %.1f s, query, sources "
                      "and sinks started in %.1f s", view.name, time.monotonic() - began,
                      prepared - began, time.monotonic() - prepared)

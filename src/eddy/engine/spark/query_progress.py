@@ -44,7 +44,7 @@ class ProgressListeners:
         gateway = context._gateway
         jvm = context._jvm
         assert gateway is not None and jvm is not None
-        ensure_callback_server_started(gateway)
+        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
         self._session = spark._jsparkSession  # kept: its id() keys _sessions
         self._callbacks: dict[str, ProgressCallback] = {}
         self._lock = threading.Lock()
