@@ -48,7 +48,8 @@ possibly separate hosts). A thread renews or takes the group's lease every
   checkpoint, so nothing is lost or written twice.
 
 Apps deployed to either node (REST API or deployment folder) are published in the cluster
-database (:mod:`eddy.store.cluster_apps`) and written into the other node's folder.
+database (:mod:`eddy.store.cluster_apps`) and written into the other node's folder
+(:mod:`eddy.node.ha_apps`).
 
 **Why a successor neither loses nor duplicates an output.** The active's query, in the
 driver, pushes its checkpoint to the database when a micro-batch starts — its offsets are
@@ -89,7 +90,6 @@ Every role change is logged with its reason and kept in :meth:`RoleKeeper.histor
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import threading
@@ -106,6 +106,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from eddy.bus import Bus, open_bus
 from eddy.config import WorkerConfig
 from eddy.node.deployment import DeploymentFolder
+from eddy.node.ha_apps import GroupApps
 from eddy.node.ha_positions import Positions, lag_events, protect, resume_positions
 from eddy.node.registry import AppRegistry
 from eddy.node.role import NodeRole
@@ -179,6 +180,7 @@ class RoleKeeper:
         self.persistence_db = connect(config.datasource_url(config.model.persistence.datasource))
         self.lease = Lease(cluster_db, self.group_id, self.node_id, ttl_ms)
         self.catalog = AppCatalog(cluster_db, self.group_id)
+        self.apps = GroupApps(self.catalog, folder)
         self.mirror = CheckpointMirror(self.persistence_db, config.model.persistence.table,
                                        self.group_id)
         self.registry = registry
@@ -198,7 +200,6 @@ class RoleKeeper:
         self._transition: Future[None] | None = None  # the registry's last role change
         self._recovering = False  # took over; recovered_ms not written yet
         self._awaiting_output = False  # took over; first_output_ms not written yet
-        self._synced: dict[str, str | None] = {}
         self._armed_at: int | None = None  # the holder's renewal (DB ms) when it armed
         self._gates: dict[str, str] = {}
         """Armed apps: ``held`` (their batches wait), ``refused`` (their batches fail)."""
@@ -209,7 +210,6 @@ class RoleKeeper:
         self._history: deque[RoleChange] = deque(maxlen=HISTORY)
         self._lock = threading.RLock()
         self._renewal = threading.Condition(self._lock)  # a renewal landed, or a step-down
-        self._apps_lock = threading.Lock()
         self._stop = threading.Event()
         self._stopping = threading.Event()  # the node stops: renew a held lease, nothing more
         self._thread = threading.Thread(target=self._run, name="eddy-ha", daemon=True)
@@ -227,7 +227,7 @@ class RoleKeeper:
         """Joins the group (refused with :class:`~eddy.store.lease.GroupFull` when two
         other nodes are live) and publishes the apps of the group into the folder."""
         self.lease.join()
-        self._sync_apps()
+        self.apps.sync()
 
     def start(self) -> None:
         """Starts renewing the lease and following the active."""
@@ -275,7 +275,7 @@ class RoleKeeper:
         try:
             return self.catalog.sink_token(app)
         except LookupError:
-            self._sync_apps()
+            self.apps.sync()
             return self.catalog.sink_token(app)
 
     # -- the keeper thread ----------------------------------------------------------------
@@ -366,7 +366,7 @@ class RoleKeeper:
 
     def _poll(self) -> None:
         try:
-            self._sync_apps()
+            self.apps.sync()
             settled = self._transition is None or self._transition.done()
             if not self.active and settled and self._armed_at is None:
                 self._follow()
@@ -676,45 +676,6 @@ class RoleKeeper:
             except Exception as error:  # noqa: BLE001 - retried on the next poll
                 log.warning("HA: cannot protect the mirror of %s from bus retention: %s",
                             app, _short(error))
-
-    def _sync_apps(self) -> None:
-        """Publishes this node's app changes and applies the other node's."""
-        with self._apps_lock:
-            self._sync_apps_locked()
-
-    def _sync_apps_locked(self) -> None:
-        remote = self.catalog.apps()
-        local = {name: self.folder.read(name) for name in self.folder.names()}
-        for name in sorted(set(local) | set(remote)):
-            text = local.get(name)
-            mine = _digest(text)
-            theirs_app = remote.get(name)
-            theirs = _digest(theirs_app.text) if theirs_app is not None else None
-            if mine == theirs:
-                self._synced[name] = mine
-                continue
-            if name not in self._synced:
-                local_wins = theirs_app is None
-            else:
-                local_wins = mine != self._synced[name]
-            if local_wins:
-                self.catalog.publish(name, text)
-                log.info("HA: app %s %s on this node, published to the group", name,
-                         "deployed" if text is not None else "undeployed")
-                self._synced[name] = mine
-            else:
-                assert theirs_app is not None
-                if theirs_app.text is None:
-                    self.folder.delete(name)
-                else:
-                    self.folder.write(name, theirs_app.text)
-                log.info("HA: app %s %s by the group", name,
-                         "undeployed" if theirs_app.text is None else "deployed")
-                self._synced[name] = theirs
-
-
-def _digest(text: str | None) -> str | None:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
 
 
 def _now_ms() -> int:

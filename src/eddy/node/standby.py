@@ -122,10 +122,6 @@ class Standby:
         log.info("app %s: queries started ahead in %.1f s; their first micro-batch waits "
                  "for the lease", name, time.monotonic() - began)
 
-    def armed(self) -> list[str]:
-        """The apps whose queries run armed."""
-        return sorted(self._armed)
-
     def take(self, name: str, keep_armed: Callable[[str], bool]
              ) -> tuple[AppRunner | None, bool]:
         """The runner a takeover starts the app with, and whether it runs already: the
