@@ -231,6 +231,12 @@ def test_real_time_batches_end_before_each_persisting() -> None:
     assert batch_s("eddy:\n  realTimeBatchS: 300\n" + persisted.format(1)) == 30
     assert batch_s("eddy:\n  realTimeBatchS: 300\n" + persisted.format(60)) == 300
     assert batch_s(persisted.format(1)) is None
+    # A distributed worker's children move with their micro-batch state: no real time.
+    distributed = ("deployment.config:\n  type: distributed\n  httpsInterface: "
+                   "{host: localhost, port: 9444, username: a, password: b}\n"
+                   "  resourceManagers:\n    - {host: localhost, port: 9543, "
+                   "username: a, password: b}\n")
+    assert batch_s("eddy:\n  realTimeBatchS: 300\n" + distributed) is None
 
 
 def test_wso2_bootstrap_urls_make_the_bus_kafka_and_zookeeper_is_not_needed() -> None:

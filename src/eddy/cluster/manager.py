@@ -32,7 +32,10 @@ leader that died mid-change) is undeployed. Then, every
   there again; a returning worker that was lost is empty, and takes new placements).
 
 A parent is never half-deployed for longer than one round: placement is recorded only
-after every child was deployed, and a failure undeploys what this attempt deployed.
+after every child was deployed, and a failure undeploys what this attempt deployed. Before
+it places a parent's children the leader creates the bus topics they read and holds them
+from retention under each reader's consumer (:mod:`eddy.cluster.child_inputs`), so what a
+receiver child takes while the others still start is kept for them.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from eddy.bus import Bus, open_bus
+from eddy.bus import Bus, BusError, open_bus
+from eddy.cluster.child_inputs import hold_inputs
 from eddy.cluster.manager_folder import ManagerFolder
 from eddy.cluster.topic_lag import child_lags
 from eddy.cluster.placement import Waiting, assign, resource_shortage
@@ -142,8 +146,9 @@ class Manager:
         self._lock = threading.RLock()  # one change at a time: API calls and rounds
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._bus: Bus | None = None  # opened by the first topic_lags
+        self._bus: Bus | None = None  # opened on first use (held inputs, topic lags)
         self._bus_lock = threading.Lock()
+        self._held: set[tuple[str, str]] = set()  # (child, version) whose inputs are held
         self._events: deque[dict[str, Any]] = deque(maxlen=SCHEDULE_EVENTS)
         self._threads = [threading.Thread(target=self._lease_loop, name="eddy-mgr-lease",
                                           daemon=True),
@@ -432,6 +437,8 @@ class Manager:
         if not todo:
             self.state.set_status(epoch, parent, "deployed", "")
             return
+        if not self._hold_inputs(children):
+            return  # the next round tries again
         if not self._all_callable():
             return  # just took over: placed once every worker heartbeated (next round)
         load = Counter(c.node_id for c in self.state.children() if c.node_id in live)
@@ -455,6 +462,32 @@ class Manager:
         log.info("app %s deployed: %s", parent,
                  ", ".join(f"{c.name} on {c.node_id}" for c in stay + deployed))
         self._note("placed", parent, ", ".join(f"{c.name} on {c.node_id}" for c in deployed))
+
+    def _hold_inputs(self, children: Sequence[ChildRow]) -> bool:
+        """Holds the topics ``children`` read on the bus before any of them is deployed
+        (:mod:`eddy.cluster.child_inputs`), once per child version while this manager
+        leads; False (logged) when the bus is out of reach."""
+        fresh = [c for c in children if (c.name, c.version) not in self._held]
+        if not fresh:
+            return True
+        try:
+            with self._bus_lock:
+                held = hold_inputs(self._shared_bus(), fresh)
+        except (BusError, OSError) as error:
+            log.warning("app %s waits for the bus to hold its children's topics: %s",
+                        fresh[0].parent, error)
+            return False
+        self._held.update((c.name, c.version) for c in fresh)
+        if held:
+            log.info("bus positions held for children not started yet: %s",
+                     ", ".join(f"{consumer} on {topic}[{p}]" for consumer, topic, p in held))
+        return True
+
+    def _shared_bus(self) -> Bus:
+        """The manager's bus connection, opened on first use (call under ``_bus_lock``)."""
+        if self._bus is None:
+            self._bus = open_bus(self.bus_url)
+        return self._bus
 
     def _hold(self, parent: str, placed: Sequence[ChildRow], reason: str,
               also: dict[str, str] | None = None) -> None:
@@ -563,9 +596,7 @@ class Manager:
         """Each child of ``parent``'s lag on the topics it reads, from the shared bus
         (:func:`~eddy.cluster.topic_lag.child_lags`)."""
         with self._bus_lock:
-            if self._bus is None:
-                self._bus = open_bus(self.bus_url)
-            return child_lags(self._bus, self.state.children(parent))
+            return child_lags(self._shared_bus(), self.state.children(parent))
 
     def schedule_events(self) -> list[dict[str, Any]]:
         """The latest scheduling events, oldest first."""

@@ -55,12 +55,21 @@ HEALTH_INTERVAL_S = 1.0
 def real_time_batch_s(config: WorkerConfig) -> float | None:
     """``eddy.realTimeBatchS``, at most half the persistence interval: persisting restarts
     every app, and a real-time batch cut short by a restart is never committed, so with a
-    longer batch an app would replay ever more of its input after each persisting."""
+    longer batch an app would replay ever more of its input after each persisting. None
+    (micro-batches) on the nodes whose apps change hands: minimum HA and distributed
+    workers."""
     batch_s = config.model.eddy.realTimeBatchS
     persistence = config.model.persistence
     if config.is_ha and batch_s is not None:
         log.warning("eddy.realTimeBatchS is ignored in minimum HA: the active hands its "
                     "state over micro-batch by micro-batch")
+        return None
+    if config.is_distributed_worker and batch_s is not None:
+        # A child the manager moves resumes from the state its last worker mirrored, which
+        # a real-time batch does not leave: the batch cut by the move would run again under
+        # another query and its outputs land twice.
+        log.warning("eddy.realTimeBatchS is ignored on a distributed worker: a child app "
+                    "moved to another worker continues micro-batch by micro-batch")
         return None
     if batch_s is None or not persistence.enabled or persistence.intervalInMin <= 0:
         return batch_s
