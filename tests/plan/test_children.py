@@ -116,6 +116,25 @@ def test_a_single_reader_keeps_its_source() -> None:
     assert [(c.name, c.receiver) for c in children] == [("Shop-count-1", True)]
 
 
+def test_a_dist_nested_in_a_source_makes_that_many_receivers() -> None:
+    """WSO2's ``@source(..., @dist(parallel='n'))``: n receiver children, each opening the
+    source (the least n when several sources say), even for a single parallel-1 reader."""
+    source = ("@source(type='http', receiver.url='http://0.0.0.0:8280/{0}', @map(type='json')"
+              ", @dist(parallel='{1}'))\n")
+    text = ("@App:name('Nest')\n" + source.format("a", 3) + source.format("b", 2) +
+            "define stream S (a int);\n"
+            "@info(name='q') @dist(execGroup='g') from S select a insert into T;\n")
+    children = split_app(text)
+    assert [(c.name, c.receiver) for c in children] == [
+        ("Nest-passthrough-S-1", True), ("Nest-passthrough-S-2", True), ("Nest-g-1", False)]
+    assert children[0].text.replace("-1'", "-2'") == children[1].text
+    assert "@dist" not in children[0].text and children[0].text.count("@source") == 2
+    assert "@source" not in children[2].text
+    with pytest.raises(SiddhiAppError, match="positive whole number") as caught:
+        split_app(text.replace("parallel='2'", "parallel='0'"), "nest.siddhi")
+    assert "nest.siddhi:3:" in str(caught.value)
+
+
 @pytest.mark.parametrize(("app", "words", "line"), [
     ("@App:name('A')\n@source(type='http', @map(type='json'))\ndefine stream S (a int);\n"
      "@dist(execGroup='g') from S select a insert into S;\n"

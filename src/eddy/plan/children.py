@@ -11,6 +11,10 @@ As WSO2 SP (digest §1): children are named ``<parent>-<group>-<instance>``; a u
 group ``passthrough-<stream>`` whose child holds the source (placed on a receiver node;
 eddy's source writes straight into the stream's topic, so the passthrough runs no query);
 otherwise the source stays in the group that reads it, which then is a receiver child.
+A ``@dist(parallel='n')`` nested in the ``@source`` makes n receiver instances, each
+opening the same source on its own receiver node (an HTTP source's port on each, behind a
+load balancer); unlike WSO2, which ignores it when the stream needs no passthrough, it
+always makes one, so the receivers the user asked for exist.
 A user ``@sink`` stays where its stream is produced. Unlike WSO2, names are deterministic,
 every app annotation is kept (only the name changes), and queries keep their ids (an
 ``@info(name=…)`` is added where the id was generated).
@@ -28,7 +32,7 @@ from eddy.lang.errors import SiddhiAppError
 from eddy.lang.formatter import format_app
 from eddy.lang.semantic import AnalyzedApp
 from eddy.plan.bus_binding import BUS_ANNOTATION, BusBinding
-from eddy.plan.groups import PlanError, build_plan
+from eddy.plan.groups import PlanError, build_plan, parallel_of
 from eddy.plan.model import AppPlan, Element, ExecutionGroup, Subscription
 
 PASSTHROUGH = "passthrough-"
@@ -145,10 +149,11 @@ class _Splitter:
                 raise PlanError(f"stream '{stream}' has a @source and is also inserted into "
                                 "by a query; it cannot be split", definition.span)
             consumers = readers.get(stream, [])
-            if len(consumers) == 1 and consumers[0].parallel == 1:
+            receivers = _receiver_parallel(definition)
+            if len(consumers) == 1 and consumers[0].parallel == 1 and receivers == 1:
                 kept.setdefault(consumers[0].name, []).append(stream)
             else:
-                passthrough.append(_Group(PASSTHROUGH + stream, 1, (), (), (stream,),
+                passthrough.append(_Group(PASSTHROUGH + stream, receivers, (), (), (stream,),
                                           (stream,)))
         names = {g.name for g in self.plan.groups}
         for receiver in passthrough:
@@ -241,6 +246,8 @@ class _Splitter:
         annotations = _without(definition.annotations, BUS_ANNOTATION)
         if name not in group.sources:
             annotations = _without(annotations, "source")
+        annotations = tuple(_without_nested_dist(a) if a.is_named("source") else a
+                            for a in annotations)
         produced = any(name in e.outputs for e in group.elements)
         if not produced:
             annotations = _without(annotations, "sink")
@@ -257,6 +264,21 @@ class _Splitter:
         raise PlanError(f"execution group '{group.name}' joins aggregation '{name}', which "
                         "runs in its own group; eddy cannot split that yet", definition.span,
                         "put the joining query in the aggregation's group (leave out @dist)")
+
+
+def _receiver_parallel(definition: ast.StreamDefinition) -> int:
+    """How many receiver instances a source stream asks for: the ``@dist(parallel)``
+    nested in its ``@source`` annotations, the least when several say (as WSO2 SP), 1 when
+    none does."""
+    asked = [parallel_of(dist) for source in definition.annotations if source.is_named("source")
+             for dist in source.nested("dist")]
+    return min(asked, default=1)
+
+
+def _without_nested_dist(annotation: ast.Annotation) -> ast.Annotation:
+    """A ``@source`` without its nested ``@dist``: the parent's parallelism, which the
+    split already made into receiver instances."""
+    return replace(annotation, annotations=_without(annotation.annotations, "dist"))
 
 
 def _without(annotations: tuple[ast.Annotation, ...], name: str) -> tuple[ast.Annotation, ...]:

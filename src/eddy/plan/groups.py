@@ -34,7 +34,7 @@ def _dist(annotations: tuple[ast.Annotation, ...]) -> ast.Annotation | None:
     return ast.find_annotation(annotations, "dist")
 
 
-def _parallel(annotation: ast.Annotation | None) -> int:
+def parallel_of(annotation: ast.Annotation | None) -> int:
     """The instance count ``@dist(parallel='n')`` asks for; 1 when not given."""
     if annotation is None or (text := annotation.get("parallel")) is None:
         return 1
@@ -140,7 +140,7 @@ class _Planner:
             else:
                 name = (annotation.get("execGroup") if annotation else None) or default
             members.setdefault(name, []).append(element)
-            wanted = _parallel(annotation)
+            wanted = parallel_of(annotation)
             if name in parallel and parallel[name][0] != wanted:
                 where = annotation or parallel[name][1]
                 raise PlanError(

@@ -39,7 +39,10 @@ class AppGroups:
 
     def __init__(self, app_text: str, bus_url: str, checkpoint_dir: str | Path, *,
                  topic_prefix: str = "", filename: str | None = None, **options: Any) -> None:
-        self.children = split_app(app_text, filename or "<app>")
+        # One receiver per source here: the instances a nested @dist(parallel) asks for
+        # each open the same source (port), which needs as many receiver nodes.
+        self.children = tuple(c for c in split_app(app_text, filename or "<app>")
+                              if not (c.receiver and c.instance > 1))
         self.checkpoint_dir = Path(checkpoint_dir)
         if len(self.children) == 1 and self.children[0].text == app_text:
             self.runners = [GroupRunner(app_text, bus_url, checkpoint_dir,
