@@ -22,7 +22,7 @@ from eddy.engine.compile.app_check import check_app
 from eddy.lang import SiddhiAppError
 from eddy.node.deployment import BadAppName, check_name
 from eddy.node.persistence import RevisionNotFound
-from eddy.node.registry import AppNotFound, AppNotRunning, StateMismatch
+from eddy.node.app_view import AppNotFound, AppNotRunning, StateMismatch
 from eddy.node.worker import Worker
 
 TEXT_BODY = {"requestBody": {"required": True, "content": {

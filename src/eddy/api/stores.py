@@ -20,7 +20,7 @@ from fastapi import APIRouter
 from eddy.api import bodies
 from eddy.api.bodies import R401
 from eddy.lang import SiddhiAppError
-from eddy.node.registry import AppNotFound
+from eddy.node.app_view import AppNotFound
 from eddy.node.worker import Worker
 
 

@@ -20,7 +20,10 @@ and compiled but not started: ``passive``, no query, no sources, no sinks; with 
 activating it only starts them, and :meth:`AppRegistry.arm` starts those queries ahead of a
 likely takeover (:mod:`eddy.node.standby`).
 :meth:`AppRegistry.go_active` starts them all (after the HA role keeper brought each
-checkpoint up to the active's), :meth:`AppRegistry.go_passive` stops them all.
+checkpoint up to the active's), :meth:`AppRegistry.go_passive` stops them all. These role
+changes are in :mod:`eddy.node.app_roles`, backups and restores of an app's state in
+:mod:`eddy.node.app_revisions`; both are mixed into the registry, whose lifecycle thread
+and lock they share.
 """
 
 from __future__ import annotations
@@ -31,56 +34,30 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from eddy.engine.compile.app_check import check_app
 from eddy.lang import AnalyzedApp, SiddhiAppError
 from eddy.lang.variables import substitute
+from eddy.node.app_revisions import Revisions
+from eddy.node.app_roles import HaRoles
+from eddy.node.app_view import (
+    PASSIVE_NOTE,
+    AppNotFound,
+    AppNotRunning,
+    AppView,
+    StatLevel,
+)
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.persistence import RevisionStore
 from eddy.node.runner import AppIo, AppRunner, AppSpec, IoFactory, RunnerFactory
-from eddy.node.standby import Standby, WarmUp, warmable
+from eddy.node.standby import Standby
 
 log = logging.getLogger("eddy.node.registry")
-AppState = Literal["inactive", "active", "faulty", "passive"]
-StatLevel = Literal["OFF", "BASIC", "DETAIL"]
 T = TypeVar("T")
 LIFECYCLE_WAIT_S = 300  # the longest a request waits for queued changes to other apps
-SETTLE_S = 30  # the longest a backup waits for an app to catch up with its inputs
-
-
-class AppNotFound(LookupError):
-    """No app of that name is deployed."""
-
-
-class AppNotRunning(RuntimeError):
-    """The app exists but is not running, so it has no state to back up or restore."""
-
-
-class StateMismatch(RuntimeError):
-    """A revision was taken with a different version of the app."""
-
-
-@dataclass(frozen=True)
-class AppView:
-    """A snapshot of one deployed app, as the API shows it."""
-
-    name: str
-    text: str
-    state: AppState
-    deployed_at_ms: int
-    error: dict[str, Any] | None = None
-    note: str | None = None
-    stat_level: StatLevel = "OFF"
-    metrics: dict[str, float] = field(default_factory=dict)
-    analyzed: AnalyzedApp | None = None
-    failures: int = 0
-    """How often the app was found faulty since the worker started."""
-
-
-PASSIVE_NOTE = "passive HA node: validated and compiled, not running"
 
 
 def _digest(text: str) -> str:
@@ -91,7 +68,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class AppRegistry:
+class AppRegistry(HaRoles, Revisions):
     """Deployed apps, kept in step with the deployment folder."""
 
     def __init__(self, folder: DeploymentFolder, store: RevisionStore,
@@ -182,35 +159,9 @@ class AppRegistry:
         """Reconciles every app with a file and every deployed app."""
         return [self.reconcile(n) for n in sorted(set(self.folder.names()) | set(self.names()))]
 
-    def backup(self, name: str) -> str:
-        """A new revision of the app's state; returns its name (``<millis>__<app>``)."""
-        self._running(name)  # answer at once when it cannot be done, not after queued work
-        return self._call(self._backup, name)
 
-    def backup_all(self, stopping: Callable[[], bool] = lambda: False) -> None:
-        """A revision of every active app (the periodic persistence round); ends early once
-        ``stopping()`` says the worker is stopping."""
-        for name in self.names(active=True):
-            if stopping():
-                return
-            try:
-                revision = self.backup(name)
-                log.info("persisted %s as revision %s", name, revision)
-            except (AppNotFound, AppNotRunning):
-                continue
-            except Exception:
-                log.exception("could not persist the state of %s", name)
 
-    def restore(self, name: str, revision: str | None) -> str:
-        """Returns the app to a revision (the newest when None); returns the revision."""
-        self._running(name)
-        self.store.revision_text(name, revision)
-        return self._call(self._restore, name, revision)
 
-    def clear_revisions(self, name: str, redeploy: bool) -> None:
-        """Deletes the app's revisions; with ``redeploy`` also its state, restarting it."""
-        self.get(name)
-        self._call(self._clear, name, redeploy)
 
     def set_stat_level(self, name: str, level: StatLevel) -> None:
         """Records the app's statistics level (``PUT /siddhi-apps/{app}/statistics``)."""
@@ -256,52 +207,12 @@ class AppRegistry:
                 else:
                     self._apps[name] = replace(view, metrics=metrics)
 
-    def go_passive(self, reason: str) -> Future[None]:
-        """Stops every app's sources, sinks and query at once (queued before any other
-        change) and keeps the apps deployed as ``passive``."""
-        self.passive = True  # from now on nothing queued starts an app
-        with self._lock:
-            self._role_changes += 1  # and a go_active queued before this is dropped
-        return self._lifecycle.submit(self._to_passive, reason)
 
-    @property
-    def warm_up(self) -> WarmUp | None:
-        """Minimum HA: runs a passive app once on scratch inputs (see
-        :func:`eddy.node.runner.warm_up`), so that its takeover starts warm."""
-        return self.standby.warm_up
 
-    @warm_up.setter
-    def warm_up(self, warm_up: WarmUp | None) -> None:
-        self.standby.warm_up = warm_up
 
-    def go_active(self, prepare: Callable[[str], None],
-                  keep_armed: Callable[[str], bool] = lambda _: False) -> Future[None]:
-        """Starts every passive app, each after ``prepare(app)`` readied its checkpoint —
-        or, for an app armed by :meth:`arm`, lets its running queries go on when
-        ``keep_armed(app)`` says their checkpoint is still the newest; dropped when a
-        :meth:`go_passive` is requested before it runs (a node whose lease flapped must not
-        start apps it no longer may run)."""
-        with self._lock:
-            self._role_changes += 1
-            change = self._role_changes
-        return self._lifecycle.submit(self._to_active, prepare, keep_armed, change)
 
-    def arm(self, ready: Callable[[str], bool]) -> Future[None]:
-        """Passive: starts the queries planned ahead, each after ``ready(app)`` brought its
-        checkpoint to the active's newest (or says False: not armed after all); the apps stay
-        ``passive`` and their sources and sinks closed (see :mod:`eddy.node.standby`).
-        Dropped when a role change is requested before it runs."""
-        with self._lock:
-            change = self._role_changes
-        return self._lifecycle.submit(self._arm, ready, change)
 
-    def disarm(self, reason: str) -> Future[None]:
-        """Passive: stops the armed queries and plans them again."""
-        return self._lifecycle.submit(self._disarm, reason)
 
-    def armable(self) -> bool:
-        """Whether :meth:`arm` would start any query."""
-        return self.passive and self.standby.armable()
 
     def retry_failed(self) -> Future[None]:
         """Starts again every app whose query stopped on its own (minimum HA's active does
@@ -535,67 +446,10 @@ class AppRegistry:
             except Exception:
                 log.exception("app %s did not stop cleanly", name)
 
-    def _to_passive(self, reason: str) -> None:
-        self.passive = True
-        self._stop_all()
-        with self._lock:
-            for name, view in list(self._apps.items()):
-                if name in self._compiled:  # also those whose query the fence failed
-                    self._apps[name] = replace(view, state="passive", note=PASSIVE_NOTE,
-                                               error=None)
-        log.info("every app stopped: %s", reason)
-        self._plan_passive()
 
-    def _plan_passive(self) -> None:
-        """Plans again the passive apps whose planned runner was used (they ran here, or
-        were armed), so the next takeover finds them ready."""
-        for view in self.views():
-            if view.state == "passive" and not self.standby.planned(view.name) \
-                    and self.warm_up is not None and warmable(view.analyzed):
-                self.standby.plan(view.name, view.text)
 
-    def _arm(self, ready: Callable[[str], bool], change: int) -> None:
-        for view in self.views():
-            if change != self._role_changes or not self.passive:
-                return  # a takeover or step-down came first: it starts or stops the apps
-            if view.state == "passive" and self.standby.planned(view.name):
-                self.standby.arm(view.name, ready)
 
-    def _disarm(self, reason: str) -> None:
-        names = self.standby.disarm()
-        if names:
-            log.info("the queries started ahead are stopped (%s): %s", reason,
-                     ", ".join(names))
-        if self.passive:
-            self._plan_passive()
 
-    def _to_active(self, prepare: Callable[[str], None], keep_armed: Callable[[str], bool],
-                   change: int) -> None:
-        if change != self._role_changes:
-            log.info("a later role change is queued: the apps are not started")
-            return
-        self.passive = False
-        for view in self.views():
-            if change != self._role_changes:
-                return  # stepped down meanwhile: the queued go_passive stops what started
-            if view.state != "passive" or view.analyzed is None \
-                    or view.name not in self._compiled:
-                continue
-            began = time.monotonic()
-            try:
-                ready, running = self.standby.take(view.name, keep_armed)
-                if not running:
-                    prepare(view.name)
-            except Exception as error:
-                log.exception("app %s: its state could not be made current", view.name)
-                self._publish(replace(view, state="faulty", error={
-                    "message": f"cannot take over its state: {error}"}))
-                continue
-            prepared = time.monotonic()
-            self._run(view.name, view.text, view.analyzed, None, "activated", ready, running)
-            log.info("app %s activated in %.1f s: state taken over in %.1f s, query, sources "
-                     "and sinks started in %.1f s", view.name, time.monotonic() - began,
-                     prepared - began, time.monotonic() - prepared)
 
     def _retry_failed(self) -> None:
         for view in self.views():
@@ -616,80 +470,12 @@ class AppRegistry:
             self._stop_runner(name)
         self.standby.disarm()
 
-    def _running(self, name: str) -> AppView:
-        view = self.get(name)
-        with self._lock:
-            running = name in self._runners
-        if view.state != "active" or not running:
-            raise AppNotRunning(f"app '{name}' is {view.state}; only a running app has "
-                                f"state to back up or restore")
-        return view
 
-    def _restart(self, view: AppView, action: Callable[[], T]) -> T:
-        """Stops the app's query, runs ``action`` on its stopped checkpoint, starts it again;
-        raises when the app does not start again (it is then faulty)."""
-        self._stop_runner(view.name)
-        try:
-            result = action()
-        finally:
-            failure = self._start_again(view)
-        if failure is not None:
-            raise RuntimeError(f"app '{view.name}' did not start again: {failure}")
-        return result
 
-    def _start_again(self, view: AppView) -> Exception | None:
-        try:
-            runner = self._start(view.name, view.text)
-        except Exception as error:
-            log.exception("app %s could not restart", view.name)
-            self._publish(replace(view, state="faulty",
-                                  error={"message": f"cannot restart: {error}"}))
-            return error
-        self._publish(replace(view, state="active"), runner)
-        return None
 
-    def _backup(self, name: str) -> str:
-        view = self._running(name)
-        self._settle(name)
-        return self._restart(view, lambda: self.store.save(name, view.text))
 
-    def _settle(self, name: str) -> None:
-        """Lets the app finish the events waiting now, so stopping it abandons no batch in
-        flight (which it would redo after the restart: under load, a frequent backup could
-        otherwise keep an app from progressing at all)."""
-        with self._lock:
-            runner = self._runners.get(name)
-        if runner is None:
-            return
-        try:
-            if not runner.await_idle(SETTLE_S):
-                log.info("app %s is busy; persisting it mid-stream", name)
-        except Exception as error:  # a failed query is noticed by the health checks
-            log.warning("app %s did not settle before persisting: %s", name, error)
 
-    def _restore(self, name: str, revision: str | None) -> str:
-        view = self._running(name)
-        revision, text = self.store.revision_text(name, revision)
-        if text != view.text:
-            raise StateMismatch(f"revision {revision} was taken with a different version of "
-                                f"app '{name}'; its state does not fit the deployed app")
 
-        def load() -> str:
-            self.store.load(name, revision, self._restored)
-            return revision
-
-        result = self._restart(view, load)
-        log.info("restored app %s to revision %s", name, result)
-        return result
-
-    def _clear(self, name: str, redeploy: bool) -> None:
-        view = self.get(name)
-        if not redeploy or name not in self._runners:
-            self.store.clear(name, live=redeploy)
-            return
-        self._restart(view, lambda: self.store.clear(name, live=True))
-        self.store.record_text(name, view.text)
-        log.info("cleared the state of app %s and restarted it", name)
 
     def __enter__(self) -> AppRegistry:
         return self
