@@ -11,7 +11,7 @@ possibly separate hosts). A thread renews or takes the group's lease every
   source read, no sink).
   Every ``eventPollingInterval`` it pulls the active's checkpoint mirror
   (:mod:`eddy.store.revisions`) into its own checkpoint folders, so it is never more than a
-  poll behind, and ``in_sync`` says whether it has the newest.
+  poll behind, and ``in_sync`` says whether it has the newest (:mod:`eddy.node.ha_follow`).
 * **Armed** (the active is a quarter of an interval late renewing, by the database's
   clock): the passive starts the queries it planned ahead on the active's newest checkpoint
   (:mod:`eddy.node.standby`), so that Spark's start of each query's Python source — one to
@@ -91,7 +91,6 @@ Every role change is logged with its reason and kept in :meth:`RoleKeeper.histor
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 import time
 from collections import deque
@@ -103,11 +102,10 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from eddy.bus import Bus, open_bus
 from eddy.config import WorkerConfig
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.ha_apps import GroupApps
-from eddy.node.ha_positions import Positions, lag_events, protect, resume_positions
+from eddy.node.ha_follow import MirrorFollower
 from eddy.node.registry import AppRegistry
 from eddy.node.role import NodeRole
 from eddy.store.cluster_apps import AppCatalog
@@ -128,8 +126,6 @@ arms its apps (starts their queries ahead of a likely takeover)."""
 ARM_HOLD_S = 60.0
 """How long an armed query's first batch waits for the role keeper's decision at most (it
 normally comes within the lease time; the query then fails and a takeover starts it anew)."""
-SETTLED = ("passive", "faulty")
-"""App states of a passive node that can take over as well as it ever will."""
 LOG_FIRST_BATCHES = 2
 """Batches after a takeover whose start is logged with the time since the lease was taken
 (where a failover spends its time; ``bench/ha_failover.py --keep`` keeps the logs)."""
@@ -183,6 +179,7 @@ class RoleKeeper:
         self.apps = GroupApps(self.catalog, folder)
         self.mirror = CheckpointMirror(self.persistence_db, config.model.persistence.table,
                                        self.group_id)
+        self.follower = MirrorFollower(self.mirror, registry, folder, self.lease)
         self.registry = registry
         self.folder = folder
         self._set_role = set_role
@@ -192,9 +189,6 @@ class RoleKeeper:
         self._took_at = 0.0      # monotonic time this node last took the lease
         self._batches_logged = 0
         self._view: LeaseView | None = None
-        self._pulled: dict[str, int] = {}
-        self._in_sync = False
-        self._last_sync_ms: int | None = None
         self._next_poll = 0.0
         self._next_retry = 0.0
         self._transition: Future[None] | None = None  # the registry's last role change
@@ -203,10 +197,6 @@ class RoleKeeper:
         self._armed_at: int | None = None  # the holder's renewal (DB ms) when it armed
         self._gates: dict[str, str] = {}
         """Armed apps: ``held`` (their batches wait), ``refused`` (their batches fail)."""
-        self._bus: Bus | None = None  # the keeper thread's own, opened on first use
-        self._lag_events: int | None = None
-        self._mirrored: dict[str, Positions] = {}  # app -> where its last push resumes
-        self._protected: dict[str, Positions] = {}  # what was committed of it
         self._history: deque[RoleChange] = deque(maxlen=HISTORY)
         self._lock = threading.RLock()
         self._renewal = threading.Condition(self._lock)  # a renewal landed, or a step-down
@@ -249,9 +239,7 @@ class RoleKeeper:
         for thread in (self._thread, self._watchdog):
             if thread.is_alive():
                 thread.join(timeout=30)
-        if self._bus is not None:
-            self._bus.close()
-            self._bus = None
+        self.follower.close()
 
     def release(self) -> None:
         """Hands the lease over at once (after the apps stopped), so the passive need not
@@ -369,15 +357,15 @@ class RoleKeeper:
             self.apps.sync()
             settled = self._transition is None or self._transition.done()
             if not self.active and settled and self._armed_at is None:
-                self._follow()
+                self.follower.follow(lambda: not self.active)
             elif self.active and settled and time.monotonic() >= self._next_retry:
                 self._next_retry = time.monotonic() + RETRY_S
                 self._transition = self.registry.retry_failed()
             if self.active:
-                self._protect_mirror()
+                self.follower.protect()
         except SQLAlchemyError as error:
             log.warning("HA: could not read the group's apps or state: %s", _short(error))
-            self._in_sync = False
+            self.follower.in_sync = False
 
     # -- role changes ---------------------------------------------------------------------
 
@@ -467,7 +455,7 @@ class RoleKeeper:
         log.info("HA: %s: the queries started ahead stop", reason)
         self._transition = self.registry.disarm(reason)
         # The armed queries wrote into the checkpoints: pull them whole once they stopped.
-        self._transition.add_done_callback(lambda _: self._pulled.clear())
+        self._transition.add_done_callback(lambda _: self.follower.pulled.clear())
 
     def _set_gates(self, gate: str) -> None:
         """Sets every armed app's gate, waking the batches that wait on it."""
@@ -483,7 +471,7 @@ class RoleKeeper:
             if self._armed_at is None:
                 return False
             self._gates[app] = "held"
-        self._pull_checkpoint(app)
+        self.follower.pull(app)
         return True
 
     def _keep_armed(self, app: str) -> bool:
@@ -491,7 +479,7 @@ class RoleKeeper:
         its mirror has not moved since it was armed. Releases or refuses its batches."""
         self._fence_tables(app)
         head = self.mirror.head(app)
-        keep = (head.rev if head is not None else 0) == self._pulled.get(app, 0)
+        keep = (head.rev if head is not None else 0) == self.follower.pulled.get(app, 0)
         with self._renewal:
             if keep:
                 self._gates.pop(app, None)
@@ -509,7 +497,7 @@ class RoleKeeper:
             if not self.active:
                 return
             self.active = False
-            self._pulled.clear()  # our own last batches may not be the group's: re-read all
+            self.follower.pulled.clear()  # our own last batches may not be the group's
             self._renewal.notify_all()  # a batch waiting for a renewal fails now
         if self._stopping.is_set():  # the apps are being stopped anyway
             log.warning("HA: node '%s' stepped down while stopping: %s", self.node_id, reason)
@@ -537,8 +525,9 @@ class RoleKeeper:
                 epoch=self.epoch if self.active else (view.epoch if view else None),
                 holder=view.holder if view else None,
                 last_renewal_ms=view.renewed_ms if view else None,
-                in_sync=self.active or self._in_sync, last_sync_ms=self._last_sync_ms,
-                lag_events=0 if self.active else self._lag_events, reason=reason))
+                in_sync=self.active or self.follower.in_sync,
+                last_sync_ms=self.follower.last_sync_ms,
+                lag_events=0 if self.active else self.follower.lag_events, reason=reason))
 
     # -- state ----------------------------------------------------------------------------
 
@@ -546,7 +535,7 @@ class RoleKeeper:
         def before_write(batch_id: int) -> None:
             epoch = self._await_lease(app, batch_id)
             self.mirror.push(app, checkpoint, epoch, batch_id)
-            self._mirrored[app] = resume_positions(checkpoint)
+            self.follower.pushed(app, checkpoint)
             with self._lock:
                 if self._batches_logged < LOG_FIRST_BATCHES:
                     self._batches_logged += 1
@@ -583,22 +572,10 @@ class RoleKeeper:
         return epoch
 
     def _forget(self, app: str) -> None:
-        """An app was undeployed (its query stopped): the active drops its mirrored
-        checkpoint, so it does not stay in ``PERSISTENCE_DB`` (nor come back as the state of
-        an app of the same name deployed later). The passive leaves that to the active."""
+        """An app was undeployed: see :meth:`MirrorFollower.forget`."""
         with self._lock:
-            epoch, active = self.epoch, self.active
-            self._pulled.pop(app, None)
-            self._mirrored.pop(app, None)
-            self._protected.pop(app, None)
-        if not active or epoch is None:
-            return
-        try:
-            self.mirror.drop(app, epoch)
-            log.info("HA: app %s undeployed: its checkpoint is dropped from the database", app)
-        except (Fenced, SQLAlchemyError) as error:
-            log.warning("HA: app %s undeployed, but its checkpoint stays in the database: %s",
-                        app, _short(error))
+            epoch = self.epoch if self.active else None
+        self.follower.forget(app, epoch)
 
     def _prepare(self, app: str) -> None:
         """Shuts the old epochs out of the app's table databases and brings its checkpoint
@@ -606,7 +583,7 @@ class RoleKeeper:
         with self._renewal:
             self._gates.pop(app, None)  # any armed queries of the app are stopped by now
         self._fence_tables(app)
-        self._pull_checkpoint(app)
+        self.follower.pull(app)
 
     def _fence_tables(self, app: str) -> None:
         """Shuts the old epochs out of the app's table databases."""
@@ -614,68 +591,6 @@ class RoleKeeper:
         if view.analyzed is not None and self.epoch is not None:
             for url in app_databases(view.analyzed):
                 raise_fence(connect(url), self.group_id, self.epoch)
-
-    def _pull_checkpoint(self, app: str) -> None:
-        """Brings the app's checkpoint to the mirror's newest (or removes it when the
-        mirror has none: the app then starts from its committed bus positions)."""
-        checkpoint = self.registry.store.checkpoint_dir(app)
-        head = self.mirror.pull(app, checkpoint, self._pulled.get(app, 0))
-        if head is None:
-            self._pulled.pop(app, None)
-            if checkpoint.exists():  # a local one is not the group's: resume from the bus
-                shutil.rmtree(checkpoint)
-            log.info("HA: app %s has no checkpoint in the database; it starts from its "
-                     "committed bus positions", app)
-            return
-        self._pulled[app] = head.rev
-        log.info("HA: app %s resumes from micro-batch %d of epoch %d", app, head.batch_id,
-                 head.epoch)
-
-    def _follow(self) -> None:
-        """Passive: pulls every app's newest checkpoint and measures how far the events it
-        would resume from are behind the active's committed bus positions. In sync only
-        once every app of the group is deployed here as passive (or faulty, as it is on the
-        active): a node whose Spark is still starting could not take over yet."""
-        states = {view.name: view.state for view in self.registry.views()}
-        in_sync = all(states.get(name) in SETTLED for name in self.folder.names())
-        behind: int | None = 0
-        for name in self.registry.names():
-            if self.active:
-                return
-            checkpoint = self.registry.store.checkpoint_dir(name)
-            head = self.mirror.pull(name, checkpoint, self._pulled.get(name, 0))
-            if head is not None:
-                self._pulled[name] = head.rev
-            lag = self._lag(name, resume_positions(checkpoint))
-            behind = None if lag is None or behind is None else behind + lag
-        self._in_sync = in_sync
-        self._last_sync_ms = _now_ms()
-        self._lag_events = behind
-        self.lease.report("passive", dict(self._pulled), behind)
-
-    def _lag(self, app: str, positions: Positions) -> int | None:
-        """:func:`~eddy.node.ha_positions.lag_events`, None when the bus is out of reach."""
-        try:
-            self._bus = self._bus or open_bus(self.registry.bus_url)
-            return lag_events(self._bus, app, positions)
-        except Exception as error:  # noqa: BLE001 - the lag is a report, not a decision
-            log.warning("HA: cannot read the committed bus positions of %s: %s", app,
-                        _short(error))
-            return None
-
-    def _protect_mirror(self) -> None:
-        """Active: commits where each app's mirror resumes, so bus retention keeps the
-        events a successor would read (see :mod:`eddy.node.ha_positions`)."""
-        for app, positions in list(self._mirrored.items()):
-            if not positions or self._protected.get(app) == positions:
-                continue
-            try:
-                self._bus = self._bus or open_bus(self.registry.bus_url)
-                protect(self._bus, app, positions)
-                self._protected[app] = positions
-            except Exception as error:  # noqa: BLE001 - retried on the next poll
-                log.warning("HA: cannot protect the mirror of %s from bus retention: %s",
-                            app, _short(error))
 
 
 def _now_ms() -> int:
