@@ -1,0 +1,158 @@
+"""Starting Spark's Python stream readers by fork from a pre-imported server (issue 17).
+
+Every streaming query over a Python data source makes Spark start a process
+``<pythonExec> -m pyspark.sql.streaming.python_streaming_source_runner`` (Spark 4.x
+``PythonStreamingSourceRunner.init``: ``PythonWorkerFactory.createSimpleWorker``, which
+sets the connection back to the JVM in the environment — a loopback port and secret, or
+a unix socket path — may set the working directory, reads the process's stdout and stderr
+into its log, and stops the runner by destroying the process). Importing pyspark, pyarrow
+and eddy's bus source there costs most of a second, on the critical path of an HA takeover
+and of every query start.
+
+With :class:`RunnerForks` the session's ``pythonExec`` is a small shell script that, for
+exactly that command, runs :mod:`~eddy.engine.spark.runner_fork_launcher`, which has
+:mod:`~eddy.engine.spark.runner_fork_server` fork the runner from a process that imported
+all of it already; any other command (``pyspark.daemon``, the planners' workers) is exec'd
+on the real interpreter unchanged, costing one ``sh`` start. If the server is not (yet)
+up, the launcher starts the real interpreter too: a query never depends on the server.
+
+Only for a local master (the script exists on this host only; executors elsewhere would
+be handed its path), and only when ``pythonExec`` is this interpreter (the server must be
+the interpreter the runner would have been). Off with ``spark.eddy.runnerForks.enabled=
+false`` (``EDDY_SPARK_eddy__runnerForks__enabled=false``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from eddy.engine.spark import runner_fork_launcher, runner_fork_server
+
+log = logging.getLogger(__name__)
+
+ENABLED_KEY = "spark.eddy.runnerForks.enabled"
+RUNNER_MODULE = "pyspark.sql.streaming.python_streaming_source_runner"
+STOP_TIMEOUT_S = 5.0
+SOCKET_NAME = "server.sock"
+_PREFIX = "eddy-forks-"
+
+_LAUNCHER_SCRIPT = """#!/bin/sh
+# Written by eddy.engine.spark.runner_forks: Spark's stream reader forked from a
+# pre-imported server; anything else runs on the real interpreter.
+if [ "$#" -eq 2 ] && [ "$1" = -m ] && [ "$2" = {module} ]; then
+  exec {python} -I -S {launcher} {socket} {python} "$@"
+fi
+exec {python} "$@"
+"""
+
+
+def wanted(settings: dict[str, str], python_exec: str) -> bool:
+    """Whether a session with these Spark ``settings`` and ``pythonExec`` should use a
+    fork server (see the module docstring for why each condition)."""
+    if settings.get(ENABLED_KEY, "true").strip().lower() in ("false", "0", "no", "off"):
+        return False
+    if not settings.get("spark.master", "local").startswith("local"):
+        return False
+    resolved = shutil.which(python_exec)
+    return resolved is not None and os.path.abspath(resolved) == os.path.abspath(sys.executable)
+
+
+class RunnerForks:
+    """One fork server and the launcher script that uses it, in a private directory.
+
+    The script stays until :meth:`stop`, whatever happens to the server: Spark keeps the
+    ``pythonExec`` of a registered data source for the session's life."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        return self.directory / SOCKET_NAME
+
+    @property
+    def launcher(self) -> Path:
+        """The ``pythonExec`` to give Spark."""
+        return self.directory / "python"
+
+    @classmethod
+    def start(cls, parent: Path | None = None) -> RunnerForks:
+        """Starts a server (it imports in the background; until it listens, launchers start
+        runners the ordinary way) and writes its launcher script, in a new directory under
+        ``parent`` (the system's temporary directory by default)."""
+        parent = Path(parent or tempfile.gettempdir())
+        _remove_abandoned(parent)
+        # A short path: a unix socket's path is limited to ~107 bytes.
+        forks = cls(Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent)))
+        forks.launcher.write_text(_LAUNCHER_SCRIPT.format(
+            module=RUNNER_MODULE, python=shlex.quote(sys.executable),
+            launcher=shlex.quote(runner_fork_launcher.__file__),
+            socket=shlex.quote(str(forks.socket_path))))
+        forks.launcher.chmod(0o700)
+        forks._spawn()
+        return forks
+
+    def _spawn(self) -> None:
+        # Spark runs its Python workers with this hash seed unless one is set; a forked
+        # runner keeps the server's, so the server starts with the same.
+        env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", runner_fork_server.__name__, str(self.socket_path),
+             str(os.getpid())],
+            stdin=subprocess.PIPE, env=env)
+        log.debug("fork server %d for stream readers at %s", self.process.pid,
+                  self.socket_path)
+
+    def revive(self) -> bool:
+        """Starts the server again if it exited (it crashed, or was killed); whether it
+        did. Meanwhile launchers have been starting runners the ordinary way."""
+        if self.process is not None and self.process.poll() is None:
+            return False
+        self._stop_server()
+        self._spawn()
+        return True
+
+    def stop(self) -> None:
+        """Stops the server (the runners it forked belong to their launchers and go on)
+        and removes the directory with the launcher script."""
+        self._stop_server()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _stop_server(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()  # the server's signal to exit
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(STOP_TIMEOUT_S)
+
+
+def _remove_abandoned(parent: Path) -> None:
+    """Remove the directories of servers whose owner died without stopping them (a
+    SIGKILLed worker): their server has exited, their launcher script is unused."""
+    for directory in parent.glob(f"{_PREFIX}*-*"):
+        owner = directory.name[len(_PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
