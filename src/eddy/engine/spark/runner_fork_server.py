@@ -12,7 +12,9 @@ pyarrow's jemalloc background thread both stop or reset themselves at a fork
 
 Per request (:mod:`eddy.engine.spark.runner_fork_launcher` has the protocol) the child
 takes the launcher's standard streams, environment (replacing ours entirely), working
-directory and arguments, and runs the module as ``__main__`` the way ``python -m`` does.
+directory and arguments, and runs the module as ``__main__`` the way ``python -m`` does
+(only ``/proc/<pid>/cmdline`` and ``environ``, fixed at the server's exec, still show the
+server's).
 It belongs to its launcher, not to the server: a thread watches the launcher's connection
 and ends the runner when the launcher is gone, and the runner reports its exit status back
 over it. So stopping the server stops no running query.
@@ -121,9 +123,11 @@ class ForkServer:
 
     def serve(self) -> None:
         """Serves until the owner's pipe on stdin closes or the owner is gone."""
-        _unlink(self.path)  # left by a server that was killed
-        self.listener.bind(self.path)
+        # Bound and listening before the path appears: whoever sees the path can connect.
+        bound = f"{self.path}.{os.getpid()}"
+        self.listener.bind(bound)
         self.listener.listen(16)
+        os.replace(bound, self.path)  # also over one a killed server left
         self.selector.register(self.listener, selectors.EVENT_READ)
         self.selector.register(sys.stdin.fileno(), selectors.EVENT_READ)
         try:

@@ -112,10 +112,13 @@ class RunnerForks:
                   self.socket_path)
 
     def revive(self) -> bool:
-        """Starts the server again if it exited (it crashed, or was killed); whether it
-        did. Meanwhile launchers have been starting runners the ordinary way."""
-        if self.process is not None and self.process.poll() is None:
+        """Starts the server again if it failed (crashed, or was killed), not if it declined
+        to serve (status 0, see the server's ``main``); whether it did. Meanwhile launchers
+        have been starting runners the ordinary way."""
+        if self.process is None or self.process.poll() in (None, 0):
             return False
+        log.warning("the fork server of stream readers exited (status %s); restarting it",
+                    self.process.returncode)
         self._stop_server()
         self._spawn()
         return True
@@ -137,6 +140,8 @@ class RunnerForks:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(STOP_TIMEOUT_S)
+        # A killed server leaves its socket; it must not pass for the next one's.
+        self.socket_path.unlink(missing_ok=True)
 
 
 def _remove_abandoned(parent: Path) -> None:

@@ -181,6 +181,8 @@ def get_spark(conf: Mapping[str, str] | None = None, app_name: str = "eddy") -> 
             for key, value in (conf or {}).items():
                 if _session.conf.isModifiable(key):
                     _session.conf.set(key, value)
+            if _forks is not None:
+                _forks.revive()  # if it died; meanwhile readers started the ordinary way
             return _session
         _prepare_environment()
         merged = _with_eddy_jar(effective_conf(conf))
@@ -198,6 +200,11 @@ def get_spark(conf: Mapping[str, str] | None = None, app_name: str = "eddy") -> 
             _session.sparkContext.pythonExec = str(_forks.launcher)
         _session.sparkContext.setLogLevel("WARN")  # also when a user's log4j2 config is in effect
         return _session
+
+
+def runner_fork_server() -> runner_forks.RunnerForks | None:
+    """The current session's fork server of stream readers, if it has one."""
+    return _forks
 
 
 def _start_runner_forks(settings: dict[str, str]) -> None:
