@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import io
 import marshal
 import os
 import runpy
@@ -211,7 +212,8 @@ def _take_over_process_state(fds: list[int], environ: dict[str, str], cwd: str) 
     os.chdir(cwd)
     # Spark sets PYTHONUNBUFFERED for its workers; our streams were made without it.
     for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(write_through=True)  # type: ignore[attr-defined]
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(write_through=True)
     # `python -m` puts the working directory first, then PYTHONPATH's entries.
     sys.path[0] = cwd
     extra = [p for p in environ.get("PYTHONPATH", "").split(os.pathsep)
