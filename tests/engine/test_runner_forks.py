@@ -24,7 +24,7 @@ from eddy.bus import Bus, open_bus, sqlite_url
 from eddy.engine.run.group_runner import GroupRunner
 from eddy.engine.run.group_topics import output_events
 from eddy.engine.spark import runner_fork_launcher
-from eddy.engine.spark.runner_forks import RunnerForks
+from eddy.engine.spark.runner_forks import ENABLED_KEY, RunnerForks, wanted
 from polling import wait_for
 
 WAIT_S = 120.0
@@ -182,3 +182,31 @@ def test_the_server_exits_when_its_owner_is_killed(tmp_path: Path) -> None:
     finally:
         owner.kill()
         owner.wait(30)
+
+
+def test_only_local_sessions_on_this_interpreter_use_a_fork_server() -> None:
+    local = {"spark.master": "local[*]"}
+    assert wanted(local, sys.executable)
+    assert not wanted({**local, ENABLED_KEY: "false"}, sys.executable)
+    assert not wanted({"spark.master": "spark://host:7077"}, sys.executable)
+    assert not wanted(local, "/usr/bin/env")  # not the interpreter the server would be
+
+
+def test_a_forked_runner_draws_other_random_numbers_than_its_server() -> None:
+    import numpy as np
+
+    from eddy.engine.spark.runner_fork_server import _reseed
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: reseed as a forked runner does, report its first draw
+        _reseed()
+        os.write(write, np.random.bytes(16))
+        os._exit(0)
+    os.close(write)
+    try:
+        child_draw = os.read(read, 16)
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+    assert child_draw != np.random.bytes(16)

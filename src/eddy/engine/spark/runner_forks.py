@@ -24,6 +24,7 @@ false`` (``EDDY_SPARK_eddy__runnerForks__enabled=false``).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shlex
@@ -43,14 +44,36 @@ STOP_TIMEOUT_S = 5.0
 SOCKET_NAME = "server.sock"
 _PREFIX = "eddy-forks-"
 
+SOCKET_ENV = "EDDY_RUNNER_FORKS_SOCKET"
+"""Names the server's socket in the environment Spark gives a session's Python processes
+(``SparkContext.environment``): the launcher script itself names no session's server."""
+
 _LAUNCHER_SCRIPT = """#!/bin/sh
 # Written by eddy.engine.spark.runner_forks: Spark's stream reader forked from a
-# pre-imported server; anything else runs on the real interpreter.
-if [ "$#" -eq 2 ] && [ "$1" = -m ] && [ "$2" = {module} ]; then
-  exec {python} -I -S {launcher} {socket} {python} "$@"
+# pre-imported server when $EDDY_RUNNER_FORKS_SOCKET is up; all else on the interpreter.
+if [ "$#" -eq 2 ] && [ "$1" = -m ] && [ "$2" = {module} ] && \\
+   [ -S "${{EDDY_RUNNER_FORKS_SOCKET:-}}" ]; then
+  exec {python} -I -S {launcher} "$EDDY_RUNNER_FORKS_SOCKET" {python} "$@"
 fi
 exec {python} "$@"
 """
+
+
+def launcher_script(parent: Path) -> Path:
+    """The ``pythonExec`` to give Spark: a shell script for this interpreter and this eddy,
+    named by its content and never removed — a session's Python functions keep the path of
+    theirs for the session's life, and a missing one would fail every query."""
+    text = _LAUNCHER_SCRIPT.format(
+        module=RUNNER_MODULE, python=shlex.quote(sys.executable),
+        launcher=shlex.quote(runner_fork_launcher.__file__))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = parent / f"eddy-python-{digest}"
+    if not path.exists():
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.chmod(0o755)
+        tmp.replace(path)  # atomic: a process starting alongside never runs half of it
+    return path
 
 
 def wanted(settings: dict[str, str], python_exec: str) -> bool:
@@ -65,38 +88,29 @@ def wanted(settings: dict[str, str], python_exec: str) -> bool:
 
 
 class RunnerForks:
-    """One fork server and the launcher script that uses it, in a private directory.
+    """One fork server, listening in a private directory, and the launcher script."""
 
-    The script stays until :meth:`stop`, whatever happens to the server: Spark keeps the
-    ``pythonExec`` of a registered data source for the session's life."""
-
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, launcher: Path) -> None:
         self.directory = directory
+        self.launcher = launcher
+        """The ``pythonExec`` to give Spark, with :data:`SOCKET_ENV` set to
+        :attr:`socket_path` in the environment of its Python processes."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def socket_path(self) -> Path:
         return self.directory / SOCKET_NAME
 
-    @property
-    def launcher(self) -> Path:
-        """The ``pythonExec`` to give Spark."""
-        return self.directory / "python"
-
     @classmethod
     def start(cls, parent: Path | None = None) -> RunnerForks:
-        """Starts a server (it imports in the background; until it listens, launchers start
-        runners the ordinary way) and writes its launcher script, in a new directory under
-        ``parent`` (the system's temporary directory by default)."""
+        """Starts a server in a new directory under ``parent`` (the system's temporary
+        directory by default); it imports in the background, and until it listens,
+        launchers start runners the ordinary way."""
         parent = Path(parent or tempfile.gettempdir())
         _remove_abandoned(parent)
         # A short path: a unix socket's path is limited to ~107 bytes.
-        forks = cls(Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent)))
-        forks.launcher.write_text(_LAUNCHER_SCRIPT.format(
-            module=RUNNER_MODULE, python=shlex.quote(sys.executable),
-            launcher=shlex.quote(runner_fork_launcher.__file__),
-            socket=shlex.quote(str(forks.socket_path))))
-        forks.launcher.chmod(0o700)
+        directory = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
+        forks = cls(directory, launcher_script(parent))
         forks._spawn()
         return forks
 
@@ -125,7 +139,7 @@ class RunnerForks:
 
     def stop(self) -> None:
         """Stops the server (the runners it forked belong to their launchers and go on)
-        and removes the directory with the launcher script."""
+        and removes its directory."""
         self._stop_server()
         shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -146,7 +160,8 @@ class RunnerForks:
 
 def _remove_abandoned(parent: Path) -> None:
     """Remove the directories of servers whose owner died without stopping them (a
-    SIGKILLed worker): their server has exited, their launcher script is unused."""
+    SIGKILLed worker; its server exited then). Removing a live one by mistake (a pid of
+    another pid namespace) would only make its launchers start runners the ordinary way."""
     for directory in parent.glob(f"{_PREFIX}*-*"):
         owner = directory.name[len(_PREFIX):].split("-", 1)[0]
         if owner.isdigit() and not _alive(int(owner)):

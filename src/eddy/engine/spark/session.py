@@ -196,8 +196,9 @@ def get_spark(conf: Mapping[str, str] | None = None, app_name: str = "eddy") -> 
             _stop_runner_forks()
             raise
         if _forks is not None:
-            # Read by every Python function created from now on (data sources included).
+            # Both read by every Python function created from now on (data sources too).
             _session.sparkContext.pythonExec = str(_forks.launcher)
+            _session.sparkContext.environment[runner_forks.SOCKET_ENV] = str(_forks.socket_path)
         _session.sparkContext.setLogLevel("WARN")  # also when a user's log4j2 config is in effect
         return _session
 
