@@ -11,10 +11,15 @@ Settings come from three layers, later ones winning:
 
 JVM settings (driver memory, Java options) only take effect on the first :func:`get_spark` of a
 process: the JVM outlives :func:`stop_spark`, which restarts only the SparkContext (~0.1 s).
+
+A session on a local master starts the Python stream readers of its queries by fork from a
+pre-imported server (:mod:`eddy.engine.spark.runner_forks`), which lives as long as the
+session; ``spark.eddy.runnerForks.enabled=false`` turns that off.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import tempfile
@@ -24,6 +29,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from eddy.engine.spark import runner_forks
 from eddy.engine.spark.jvm_classes import bridge_jar
 
 ENV_PREFIX = "EDDY_SPARK_"
@@ -34,6 +40,7 @@ CHECKPOINT_FILE_MANAGER = ("org.apache.spark.sql.execution.streaming.checkpointi
 
 _lock = threading.Lock()
 _session: SparkSession | None = None
+_forks: runner_forks.RunnerForks | None = None
 
 
 def _usable_cores() -> int:
@@ -174,14 +181,46 @@ def get_spark(conf: Mapping[str, str] | None = None, app_name: str = "eddy") -> 
             for key, value in (conf or {}).items():
                 if _session.conf.isModifiable(key):
                     _session.conf.set(key, value)
+            if _forks is not None:
+                _forks.revive()  # if it died; meanwhile readers started the ordinary way
             return _session
         _prepare_environment()
-        settings: dict[str, str | int | float | bool | None] = {
-            **_with_eddy_jar(effective_conf(conf))}
+        merged = _with_eddy_jar(effective_conf(conf))
+        _stop_runner_forks()  # of a session someone else stopped
+        _start_runner_forks(merged)
+        settings: dict[str, str | int | float | bool | None] = {**merged}
         builder = SparkSession.builder.appName(app_name).config(map=settings)
-        _session = builder.getOrCreate()
+        try:
+            _session = builder.getOrCreate()
+        except BaseException:
+            _stop_runner_forks()
+            raise
+        if _forks is not None:
+            # Both read by every Python function created from now on (data sources too).
+            _session.sparkContext.pythonExec = str(_forks.launcher)
+            _session.sparkContext.environment[runner_forks.SOCKET_ENV] = str(_forks.socket_path)
         _session.sparkContext.setLogLevel("WARN")  # also when a user's log4j2 config is in effect
         return _session
+
+
+def runner_fork_server() -> runner_forks.RunnerForks | None:
+    """The current session's fork server of stream readers, if it has one."""
+    return _forks
+
+
+def _start_runner_forks(settings: dict[str, str]) -> None:
+    """Start the session's fork server early: it imports while the JVM starts."""
+    global _forks
+    python_exec = os.environ.get("PYSPARK_PYTHON", "python3")  # what SparkContext reads
+    if runner_forks.wanted(settings, python_exec):
+        _forks = runner_forks.RunnerForks.start(scratch_dir())
+
+
+def _stop_runner_forks() -> None:
+    global _forks
+    if _forks is not None:
+        _forks.stop()
+        _forks = None
 
 
 def stop_spark() -> None:
@@ -191,3 +230,8 @@ def stop_spark() -> None:
         if _session is not None:
             _session.stop()
             _session = None
+        _stop_runner_forks()
+
+
+# The server would exit by itself when this process does; stopping it removes its files too.
+atexit.register(_stop_runner_forks)
