@@ -12,7 +12,7 @@ import json
 import os
 import socket
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 import pytest
 
-from eddy.bus import Bus, TopicSpec, open_bus, sqlite_url
+from eddy.bus import Bus, TopicSpec, open_bus
 from eddy.engine.run.bus_sink import BusSink, OutputStream
 from eddy.engine.run.group_runner import GroupRunner
 from eddy.engine.run.group_topics import GroupTopics, output_events
@@ -97,17 +97,6 @@ def _append_part(bus: Bus, part: int) -> None:
 
 def _outputs(bus: Bus) -> dict[str, list[dict[str, Any]]]:
     return {stream: output_events(bus, stream) for stream in ("Hot", "Avg", "Wet")}
-
-
-@pytest.fixture
-def bus_url(tmp_path: Path) -> str:
-    return sqlite_url(tmp_path / "bus" / "bus.db")
-
-
-@pytest.fixture
-def bus(bus_url: str) -> Iterator[Bus]:
-    with open_bus(bus_url) as opened:
-        yield opened
 
 
 def _runner(spark: Any, url: str, checkpoint: Path,

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import psutil
 import pyarrow as pa
 import pytest
 
-from eddy.bus import Bus, open_bus, sqlite_url
+from eddy.bus import Bus
 from eddy.engine.run.group_runner import GroupRunner
 from eddy.engine.run.group_topics import output_events
 from eddy.engine.spark import runner_fork_launcher
@@ -47,17 +46,6 @@ def forks(spark: Any) -> RunnerForks:
     assert spark.sparkContext.pythonExec == str(forks.launcher)
     wait_for(forks.socket_path.exists, WAIT_S, "the fork server to listen")
     return forks
-
-
-@pytest.fixture
-def bus_url(tmp_path: Path) -> str:
-    return sqlite_url(tmp_path / "bus" / "bus.db")
-
-
-@pytest.fixture
-def bus(bus_url: str) -> Iterator[Bus]:
-    with open_bus(bus_url) as opened:
-        yield opened
 
 
 def _temps(rows: list[tuple[int, str, float]]) -> pa.Table:
