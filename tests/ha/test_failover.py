@@ -89,7 +89,8 @@ class Pair:
 
 
 class Client(threading.Thread):
-    """Posts ``total`` events in requests of ``BATCH`` to the node that accepts them."""
+    """Posts ``total`` events in requests of ``BATCH`` (the last one shorter) to the node
+    that accepts them."""
 
     def __init__(self, pair: Pair, total: int, rate: float) -> None:
         super().__init__(daemon=True)
@@ -106,17 +107,18 @@ class Client(threading.Thread):
         try:
             with httpx.Client(timeout=5) as http:
                 started = time.monotonic()
-                for first in range(self.first, self.first + self.total, BATCH):
-                    self._send(http, first)
-                    self.acked = first + BATCH - self.first
+                end = self.first + self.total
+                for first in range(self.first, end, BATCH):
+                    self._send(http, first, min(first + BATCH, end))
+                    self.acked = min(first + BATCH, end) - self.first
                     ahead = self.acked / self.rate - (time.monotonic() - started)
                     if ahead > 0:
                         time.sleep(ahead)
         except BaseException as error:
             self.error = error
 
-    def _send(self, http: httpx.Client, first: int) -> None:
-        body = [{"event": {"id": i, "v": i * 0.5}} for i in range(first, first + BATCH)]
+    def _send(self, http: httpx.Client, first: int, end: int) -> None:
+        body = [{"event": {"id": i, "v": i * 0.5}} for i in range(first, end)]
         deadline = time.monotonic() + 2 * TAKEOVER_S
         while time.monotonic() < deadline:
             node = self.pair.nodes[self._target]
