@@ -14,8 +14,9 @@ possibly separate hosts). A thread renews or takes the group's lease every
   poll behind, and ``in_sync`` says whether it has the newest (:mod:`eddy.node.ha_follow`).
 * **Armed** (the active is a quarter of an interval late renewing, by the database's
   clock): the passive starts the queries it planned ahead on the active's newest checkpoint
-  (:mod:`eddy.node.standby`), so that Spark's start of each query's Python source — one to
-  three seconds — runs while the lease runs out instead of after it. Their first batch
+  (:mod:`eddy.node.standby`), so that Spark's start of each query's Python source — half a
+  second forked from the session's server (:mod:`eddy.engine.spark.runner_forks`), two or
+  more without it — runs while the lease runs out instead of after it. Their first batch
   waits in ``before_write`` (nothing of it is computed or written). A late active often
   renews once more and then dies (it was late because it was failing), so one renewal does
   not disarm: only when the active kept renewing for a whole lease time after the arming
