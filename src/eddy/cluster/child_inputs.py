@@ -15,13 +15,16 @@ position the child already committed is never moved.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable, Sequence
 
-from eddy.bus import Bus, TopicSpec
+from eddy.bus import Bus, BusError, TopicSpec
 from eddy.io.app_connectors import query_consumer
 from eddy.lang import check
 from eddy.plan.bus_binding import bus_bindings, crossing_topics
 from eddy.store.manager_state import ChildRow
+
+log = logging.getLogger("eddy.cluster.manager")
 
 
 def hold_inputs(bus: Bus, children: Iterable[ChildRow]) -> list[tuple[str, str, int]]:
@@ -45,3 +48,28 @@ def hold_inputs(bus: Bus, children: Iterable[ChildRow]) -> list[tuple[str, str, 
                     bus.commit(consumer, binding.topic, partition, first)
                     committed.append((consumer, binding.topic, partition))
     return committed
+
+
+class InputHolds:
+    """The leader's holds: each child version's inputs held once while it leads."""
+
+    def __init__(self) -> None:
+        self._held: set[tuple[str, str]] = set()  # (child, version)
+
+    def hold(self, bus: Callable[[], Bus], children: Sequence[ChildRow]) -> bool:
+        """:func:`hold_inputs` for the ``children`` not held yet, on the bus ``bus()``
+        opens; False (logged) when the bus is out of reach, so placement waits a round."""
+        fresh = [c for c in children if (c.name, c.version) not in self._held]
+        if not fresh:
+            return True
+        try:
+            held = hold_inputs(bus(), fresh)
+        except (BusError, OSError) as error:
+            log.warning("app %s waits for the bus to hold its children's topics: %s",
+                        fresh[0].parent, error)
+            return False
+        self._held.update((c.name, c.version) for c in fresh)
+        if held:
+            log.info("bus positions held for children not started yet: %s",
+                     ", ".join(f"{consumer} on {topic}[{p}]" for consumer, topic, p in held))
+        return True

@@ -50,8 +50,8 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from eddy.bus import Bus, BusError, open_bus
-from eddy.cluster.child_inputs import hold_inputs
+from eddy.bus import Bus, open_bus
+from eddy.cluster.child_inputs import InputHolds
 from eddy.cluster.manager_folder import ManagerFolder
 from eddy.cluster.topic_lag import child_lags
 from eddy.cluster.placement import Waiting, assign, resource_shortage
@@ -148,7 +148,7 @@ class Manager:
         self._stop = threading.Event()
         self._bus: Bus | None = None  # opened on first use (held inputs, topic lags)
         self._bus_lock = threading.Lock()
-        self._held: set[tuple[str, str]] = set()  # (child, version) whose inputs are held
+        self._holds = InputHolds()  # the topics of placed children, held from retention
         self._events: deque[dict[str, Any]] = deque(maxlen=SCHEDULE_EVENTS)
         self._threads = [threading.Thread(target=self._lease_loop, name="eddy-mgr-lease",
                                           daemon=True),
@@ -437,7 +437,9 @@ class Manager:
         if not todo:
             self.state.set_status(epoch, parent, "deployed", "")
             return
-        if not self._hold_inputs(children):
+        with self._bus_lock:
+            held = self._holds.hold(self._shared_bus, children)
+        if not held:
             return  # the next round tries again
         if not self._all_callable():
             return  # just took over: placed once every worker heartbeated (next round)
@@ -462,26 +464,6 @@ class Manager:
         log.info("app %s deployed: %s", parent,
                  ", ".join(f"{c.name} on {c.node_id}" for c in stay + deployed))
         self._note("placed", parent, ", ".join(f"{c.name} on {c.node_id}" for c in deployed))
-
-    def _hold_inputs(self, children: Sequence[ChildRow]) -> bool:
-        """Holds the topics ``children`` read on the bus before any of them is deployed
-        (:mod:`eddy.cluster.child_inputs`), once per child version while this manager
-        leads; False (logged) when the bus is out of reach."""
-        fresh = [c for c in children if (c.name, c.version) not in self._held]
-        if not fresh:
-            return True
-        try:
-            with self._bus_lock:
-                held = hold_inputs(self._shared_bus(), fresh)
-        except (BusError, OSError) as error:
-            log.warning("app %s waits for the bus to hold its children's topics: %s",
-                        fresh[0].parent, error)
-            return False
-        self._held.update((c.name, c.version) for c in fresh)
-        if held:
-            log.info("bus positions held for children not started yet: %s",
-                     ", ".join(f"{consumer} on {topic}[{p}]" for consumer, topic, p in held))
-        return True
 
     def _shared_bus(self) -> Bus:
         """The manager's bus connection, opened on first use (call under ``_bus_lock``)."""
