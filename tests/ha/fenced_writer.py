@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from eddy.lang.ast import Attribute, AttrType
 from eddy.runtime.model import InputEvent, OutputEvent
@@ -81,7 +82,10 @@ def main(url: str, group: str, table: str, aggregation_name: str, ttl_ms: int) -
 
     def renew() -> None:  # an active renews its lease until it is paused
         while True:
-            lease.tick()
+            try:
+                lease.tick()
+            except SQLAlchemyError:  # as a node: a missed renewal (its paused transaction
+                pass  # was aborted by the database), not a crash
             time.sleep(ttl_ms / 4000)
     threading.Thread(target=renew, daemon=True).start()
     runtime = TableRuntime(writer_table(url, table))

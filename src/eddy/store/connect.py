@@ -112,6 +112,59 @@ def connect(url: str) -> Engine:
         return engine
 
 
+def connect_bounded(engine: Engine, lock_wait_ms: int, idle_in_transaction_ms: int
+                    ) -> Engine:
+    """A separate pooled engine for ``engine``'s database whose sessions neither wait for a row lock
+    longer than ``lock_wait_ms`` nor keep a transaction open and idle longer than
+    ``idle_in_transaction_ms`` (the server aborts it and frees its locks).
+
+    For the HA lease: a holder paused (SIGSTOP, a VM freeze) in the middle of its renewal
+    holds the lease row locked; without these bounds its successor's takeover would wait for
+    the paused process instead of taking the expired lease. PostgreSQL and MariaDB enforce
+    both (``lock_timeout``/``idle_in_transaction_session_timeout``,
+    ``innodb_lock_wait_timeout``/``idle_transaction_timeout``, whole seconds there); MySQL
+    has no idle bound and keeps only the lock wait; SQLite is one host's file and needs
+    neither (its engine is returned as it is: an in-memory database exists once). The bounds
+    are per session, so no other engine of the process is affected.
+    """
+    if engine.dialect.name == "sqlite":
+        return engine
+    url = engine.url.render_as_string(hide_password=False)
+    key = f"{url}#lock={lock_wait_ms}#idle={idle_in_transaction_ms}"
+    with _lock:
+        engine = _engines.get(key)
+        if engine is None:
+            engine = _create(url)
+            _bound_sessions(engine, lock_wait_ms, idle_in_transaction_ms)
+            _engines[key] = engine
+        return engine
+
+
+def _bound_sessions(engine: Engine, lock_wait_ms: int, idle_ms: int) -> None:
+    backend = engine.dialect.name
+    if backend == "postgresql":
+        settings = [f"SET lock_timeout = {int(lock_wait_ms)}",
+                    f"SET idle_in_transaction_session_timeout = {int(idle_ms)}"]
+    elif backend in ("mysql", "mariadb"):
+        settings = [f"SET SESSION innodb_lock_wait_timeout = {max(1, -(-lock_wait_ms // 1000))}",
+                    f"SET SESSION idle_transaction_timeout = {max(1, -(-idle_ms // 1000))}"]
+    else:
+        return
+
+    @event.listens_for(engine, "connect")
+    def _bounds(connection, _record):  # type: ignore[no-untyped-def]
+        cursor = connection.cursor()
+        for sql in settings:
+            try:
+                cursor.execute(sql)
+            except Exception:  # MySQL has no idle_transaction_timeout: keep the lock bound
+                if "idle" not in sql:
+                    raise
+        cursor.close()
+        if backend == "postgresql":
+            connection.commit()  # psycopg opened a transaction for the SETs
+
+
 def _create(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":

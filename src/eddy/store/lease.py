@@ -10,7 +10,9 @@
 **Every decision is one conditional UPDATE judged by the database's clock** (``now_ms``
 below is an SQL expression evaluated by the server), so hosts need no clock sync and two
 nodes can never both win: the row lock serialises them and the loser's WHERE no longer
-matches. The holder renews with ``WHERE token = mine``; anyone takes over with ``WHERE
+matches. The lease's sessions are bounded
+(:func:`eddy.store.connect.connect_bounded`) so that a holder paused mid-renewal, its row
+lock held, cannot make its successor wait. The holder renews with ``WHERE token = mine``; anyone takes over with ``WHERE
 renewed_ms < now - ttl`` (``ttl = heartbeatInterval × heartbeatMaxRetry``), which bumps
 ``epoch``. The epoch therefore grows on every change of holder, and it is the fencing token
 every write of the active carries (:mod:`eddy.store.fence`).
@@ -49,6 +51,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
+
+from eddy.store.connect import connect_bounded
 
 metadata = MetaData()
 LEASES = Table("EDDY_HA_LEASE", metadata,
@@ -111,7 +115,11 @@ class Lease:
     """One node's handle on its group's lease row."""
 
     def __init__(self, engine: Engine, group_id: str, node_id: str, ttl_ms: int) -> None:
-        self.engine = engine
+        # Own sessions, bounded: a lease transaction left open by a paused process is
+        # aborted by the server within the lease time, and a tick never waits on a row lock
+        # for longer than a quarter of it (a lock timeout is a missed tick, as any database
+        # error is to the callers), so a paused holder cannot stall its successor.
+        self.engine = connect_bounded(engine, max(1, ttl_ms // 4), ttl_ms)
         self.group_id = group_id
         self.node_id = node_id
         self.ttl_ms = ttl_ms
