@@ -42,6 +42,7 @@ from eddy.engine.operators.operator_part import (
 )
 from eddy.engine.operators.runtime_operator import make_step
 from eddy.engine.operators.window_aggregates import plan_window_aggregate, window_aggregate_part
+from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
 from eddy.engine.operators.window_join import plan_window_join, window_join_part
 from eddy.engine.spark.row_layout import STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
@@ -80,10 +81,18 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
                             source, layout)
     if native is not None:
         frames.append(native)
-    parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
-             else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
-                                                          layout)
-             for name in plan.python_operators()]
+    parts: list[OperatorPart] = []
+    for name in plan.python_operators():
+        if name == "runtime":
+            parts.append(_runtime_part(app_text, analyzed, plan, source, layout))
+            continue
+        choice = plan.choice(name)
+        in_jvm = _jvm_window_aggregate(analyzed, choice, source, layout) \
+            if choice.operator == "window-aggregate" else None
+        if in_jvm is not None:
+            frames.append(in_jvm)
+        else:
+            parts.append(_VECTORISED[choice.operator](analyzed, choice, source, layout))
     if parts:
         frames.append(run_alone(parts[0]) if len(parts) == 1 else run_fused(parts))
     assert frames, "the planner leaves a group with no operator"
@@ -110,6 +119,16 @@ def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFr
     if window is None:
         raise _disagree(choice)
     return window_aggregate_part(analyzed, window, source, layout, buckets=_buckets(choice))
+
+
+def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                          layout: InputLayout) -> DataFrame | None:
+    """The query in eddy's Java operator when it takes it (a sliding time window on one
+    key, :mod:`eddy.engine.operators.window_aggregates.jvm`), else None."""
+    window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout)
+    if window is None:
+        raise _disagree(choice)
+    return jvm_window_aggregate(analyzed, window, source, layout, buckets=_buckets(choice))
 
 
 def _followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,

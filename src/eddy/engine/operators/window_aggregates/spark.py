@@ -61,6 +61,24 @@ def window_aggregate_part(analyzed: AnalyzedApp, plan: WindowPlan, source: DataF
                           layout: InputLayout, *, buckets: int = 0) -> OperatorPart:
     """The operator of :func:`compile_window_aggregate`, to run alone or fused."""
     split = buckets > 0
+    spec = plan.spec
+    rows = operator_rows(analyzed, plan, source, layout, split=split)
+    key = hash_bucket([F.col(c) for c in spec.group_columns], buckets, source.sparkSession) \
+        if split else F.lit(0)
+    schema = [(SEQ, "bigint"), (TS, "bigint")] + \
+        ([(POSITION, "int")] if spec.window == "timeBatch" or spec.expiring else []) + \
+        ([(EXPIRED, "boolean"), (TIMER, "boolean")] if spec.expiring else []) + \
+        [(f"o{i}", spark_type(out.type).simpleString()) for i, out in enumerate(spec.outputs)]
+    return OperatorPart(rows.withColumn(KEY, key), make_step(spec, split), tuple(schema),
+                        False, output_writer(plan))
+
+
+def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
+                  layout: InputLayout, *, split: bool = False) -> DataFrame:
+    """The rows an operator of ``plan`` reads: ``_seq``, ``_ts``, ``_event`` (not an
+    on-demand query), ``_pass`` (an event of the query's stream that passes its filters,
+    evaluated here in the JVM), then the group, argument and selected columns (and, split,
+    the stream's clock)."""
     spec, info = plan.spec, plan.info
     names = [a.name for a in layout.attributes(plan.stream)]
     columns = layout.columns(plan.stream)
@@ -68,27 +86,30 @@ def window_aggregate_part(analyzed: AnalyzedApp, plan: WindowPlan, source: DataF
     def column(var: ast.Variable) -> Column:
         return F.col(columns[names.index(info.scope.resolve(var).attribute.name)])
 
-    is_event = F.col(STREAM) == plan.stream
-    passes: Column = is_event
+    passes: Column = F.col(STREAM) == plan.stream
     compiler = spark_compiler(analyzed, column)
     for condition in plan.filters:
         passes = passes & F.coalesce(compiler.compile_condition(condition), F.lit(False))
-    needed = sorted({*spec.group_columns, *spec.argument_columns,
-                     *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
     # Every row of the group moves the clock (a batch window flushes on a later event of
     # any stream, as the reference's timers fire on it; a heartbeat likewise), but not a
     # split operator's, which goes by its rows' stream clock.
     rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM)) if split else source)
-    rows = (rows
-            .select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
-                    F.coalesce(passes, F.lit(False)).alias(PASS), *needed,
-                    *([CLOCK] if split else [])))
-    key = hash_bucket([F.col(c) for c in spec.group_columns], buckets, source.sparkSession) \
-        if split else F.lit(0)
-    schema = [(SEQ, "bigint"), (TS, "bigint")] + \
-        ([(POSITION, "int")] if spec.window == "timeBatch" or spec.expiring else []) + \
-        ([(EXPIRED, "boolean"), (TIMER, "boolean")] if spec.expiring else []) + \
-        [(f"o{i}", spark_type(out.type).simpleString()) for i, out in enumerate(spec.outputs)]
+    return rows.select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
+                       F.coalesce(passes, F.lit(False)).alias(PASS), *needed_columns(spec),
+                       *([CLOCK] if split else []))
+
+
+def needed_columns(spec: WindowSpec) -> list[str]:
+    """The input columns an operator of ``spec`` reads besides the row's own fields."""
+    return sorted({*spec.group_columns, *spec.argument_columns,
+                   *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
+
+
+def output_writer(plan: WindowPlan) -> Callable[[Callable[[str], Column]], list[Column]]:
+    """The writer's columns of one output of ``plan``'s operator (``_seq``, ``_ts``,
+    (``_i``,) (``_x``, ``_timer``,) ``o<i>``): its ``_order`` and the selected values as
+    the JSON the writer routes."""
+    spec, info = plan.spec, plan.info
 
     def writer(col: Callable[[str], Column]) -> list[Column]:
         values = [col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
@@ -104,8 +125,7 @@ def window_aggregate_part(analyzed: AnalyzedApp, plan: WindowPlan, source: DataF
         return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), expired,
                 F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
 
-    return OperatorPart(rows.withColumn(KEY, key), make_step(spec, split), tuple(schema),
-                        False, writer)
+    return writer
 
 
 StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]

@@ -12,7 +12,10 @@ kernel and says whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
-group's input rows alone (other queries in other operators do not change them). Its state is one key, except a ``time`` window with
+group's input rows alone (other queries in other operators do not change them). A ``time``
+window on one key with current events out runs in eddy's Java operator
+(:mod:`eddy.engine.operators.window_aggregates.jvm`: the same steps, and no crossing into a
+Python worker) when the session has eddy's JVM classes. Its state is one key, except a ``time`` window with
 ``group by``, current events only and no filter when every row carries its stream's clock:
 then hash buckets of the ``group by`` values, each bucket expiring by the stream's clock, not
 its own. (Expired events that are outputs leave when the window's timer fires, and one
@@ -59,4 +62,6 @@ def _place(planning: Planning, info: QueryInfo) -> None:
         why += (" (one key: the window's timer expires every group's events)" if not current
                 else " (one key: without each row's stream clock a bucket's own clock would "
                 "expire late)")
+    if window.name == "time" and current and not split:
+        why += "; run in the JVM by eddy's Java operator (NumPy where no JDK built it)"
     planning.choose(QueryChoice(info.id, "window-aggregate", key, NAME, why))

@@ -1,0 +1,95 @@
+"""The sliding ``#window.time`` aggregate in the JVM: the rows never cross into Python.
+
+Measured beside hand-written jobs (``bench/RESULTS.md``, issue 16), the vectorised NumPy
+kernel was as fast as hand-written PySpark and both were bound by the crossing into a
+Python worker (Arrow out of the JVM and back), not by the kernel: the same window written
+as a Java ``flatMapGroupsWithState`` ran 3× faster. So the shape that kernel runs on one
+state key — ``#window.time(t)`` with ``avg``/``sum``/``count()`` per group, current events
+out, filters in front — runs in eddy's own Java operator
+(``engine/spark/jvm/src/eddy/ops/SlidingTimeAggregate.java``, compiled with eddy's other JVM
+classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
+:mod:`.sliding_time` does. Its outputs go through the same writer columns as the Python
+operator's, so nothing downstream can tell them apart.
+
+It is used when the session has eddy's JVM classes on its class path (a machine with a JDK);
+otherwise, and for every other window shape, the Python operator runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
+
+from eddy.engine.operators.operator_part import writer_frame
+from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan
+from eddy.engine.operators.window_aggregates.spark import (
+    EVENT,
+    PASS,
+    needed_columns,
+    operator_rows,
+    output_writer,
+)
+from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
+from eddy.lang.semantic import AnalyzedApp
+
+OPERATOR = "eddy.ops.SlidingTimeAggregate"
+
+
+def runs_in_jvm(plan: WindowPlan, *, buckets: int = 0) -> bool:
+    """Whether the Java operator takes ``plan`` (the shape; the class path is checked when
+    the query is built): a sliding time window on one state key, current events out."""
+    spec = plan.spec
+    return spec.window == "time" and not spec.expiring and buckets == 0
+
+
+def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
+                         layout: InputLayout, *, buckets: int = 0) -> DataFrame | None:
+    """The query's outputs in the writer's schema from the Java operator, or None when it
+    does not take the query or the session lacks eddy's JVM classes."""
+    operator = _operator_class(source) if runs_in_jvm(plan, buckets=buckets) else None
+    if operator is None:
+        return None
+    spec = plan.spec
+    rows = operator_rows(analyzed, plan, source, layout)
+    plain = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
+    laid_out = rows.select(
+        SEQ, TS, EVENT, PASS, F.lit(0).cast("int").alias("_key"),
+        *(F.col(c).alias(f"g{i}") for i, c in enumerate(spec.group_columns)),
+        *(F.col(c).cast("double").alias(f"a{i}") for i, c in enumerate(spec.argument_columns)),
+        *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)))
+    assert set(needed_columns(spec)) <= set(rows.columns)
+    output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType())] +
+                        [StructField(f"o{i}", spark_type(out.type))
+                         for i, out in enumerate(spec.outputs)])
+    spark = source.sparkSession
+    jvm: Any = spark._jvm  # type: ignore[attr-defined]
+    java_schema = jvm.org.apache.spark.sql.types.DataType.fromJson(output.json())
+    computed = operator.apply(laid_out._jdf, spec.span, len(spec.group_columns),
+                              len(spec.argument_columns), len(plain),
+                              ",".join(_kind(out, plain) for out in spec.outputs), java_schema)
+    return writer_frame(DataFrame(computed, spark), output_writer(plan)(F.col))
+
+
+def _kind(output: Output, plain: list[str]) -> str:
+    """The Java operator's name for one selected attribute (see its class comment)."""
+    if output.kind == "var":
+        assert output.column is not None
+        return f"v{plain.index(output.column)}"
+    if output.kind == "count":
+        return "c"
+    return f"{'s' if output.kind == 'sum' else 'a'}{output.argument}"
+
+
+def _operator_class(source: DataFrame) -> Any | None:
+    """The Java operator's class in the session's JVM, or None when eddy's JVM classes are
+    not on its class path (no JDK to compile them)."""
+    from py4j.java_gateway import JavaClass
+
+    jvm: Any = source.sparkSession._jvm  # type: ignore[attr-defined]
+    found = jvm
+    for part in OPERATOR.split("."):
+        found = getattr(found, part)
+    return found if isinstance(found, JavaClass) else None

@@ -1,0 +1,319 @@
+package eddy.ops;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
+import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.streaming.GroupStateTimeout;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A Siddhi {@code #window.time(t)} with {@code avg}/{@code sum}/{@code count()} per group and
+ * current events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of
+ * a Python worker: the rows never cross into Python.
+ *
+ * <p>It follows the per-event runtime step by step, as the NumPy kernel
+ * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
+ * order; every row moves the clock to the largest timestamp seen; the window's FIFO queue
+ * then loses each head whose timestamp is at most {@code clock - span} (the head first, so
+ * a younger event never leaves before an older one), subtracting its values from its group's
+ * running sums ({@code sum -= v} in doubles, in queue order); a row that passes the query's
+ * filters then enters ({@code sum += v}) and emits its group's aggregates. A null (or NaN)
+ * argument changes no sum and no count but still yields an output; {@code count()} counts
+ * the group's events in the window; a group whose sums, counts and size are back to zero is
+ * forgotten, as the runtime's {@code canDestroy} does.
+ *
+ * <p>Input row layout (positions): {@code _seq} long, {@code _ts} long, event (false: an
+ * on-demand query row, refused), passes (boolean), the state key (int), then the group
+ * columns, the arguments (as doubles) and the selected plain columns, in the order the
+ * caller declares them. Output: {@code _seq}, {@code _ts}, then one column per selected
+ * attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c} the
+ * count, {@code s<i>}/{@code a<i>} the sum/average of argument i).
+ *
+ * <p>State, one binary value per state key: the clock, each group's key, sums, counts and
+ * size, and the queue; written whole each micro-batch (the window of one key).
+ */
+public final class SlidingTimeAggregate implements
+        FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
+    private static final long serialVersionUID = 1L;
+    private static final int FIRST = 5;
+
+    private final long span;
+    private final int groups;
+    private final int arguments;
+    private final int plain;
+    private final String[] kinds;
+
+    private SlidingTimeAggregate(long span, int groups, int arguments, int plain,
+                                 String[] kinds) {
+        this.span = span;
+        this.groups = groups;
+        this.arguments = arguments;
+        this.plain = plain;
+        this.kinds = kinds.clone();
+    }
+
+    /**
+     * The outputs of {@code rows} (laid out as the class says) in {@code output}'s schema;
+     * {@code kinds} as a comma-separated list.
+     */
+    public static Dataset<Row> apply(Dataset<Row> rows, long span, int groups, int arguments,
+                                     int plain, String kinds, StructType output) {
+        SlidingTimeAggregate step = new SlidingTimeAggregate(span, groups, arguments, plain,
+                kinds.isEmpty() ? new String[0] : kinds.split(","));
+        return rows.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(4), Encoders.INT())
+                .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
+                        Encoders.row(output), GroupStateTimeout.NoTimeout());
+    }
+
+    /** One group of the query's {@code group by}: its running sums and events. */
+    static final class Group {
+        final List<Object> key;
+        final double[] sums;
+        final long[] counts;
+        long size;
+
+        Group(List<Object> key, int arguments) {
+            this.key = key;
+            this.sums = new double[arguments];
+            this.counts = new long[arguments];
+        }
+
+        boolean fresh() {
+            if (size != 0) {
+                return false;
+            }
+            for (int i = 0; i < sums.length; i++) {
+                if (counts[i] != 0 || sums[i] != 0.0) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** An event in the window. */
+    static final class Entry {
+        final long ts;
+        final Group group;
+        final double[] values;
+
+        Entry(long ts, Group group, double[] values) {
+            this.ts = ts;
+            this.group = group;
+            this.values = values;
+        }
+    }
+
+    /** The window of one state key. */
+    static final class Window {
+        long clock;
+        final Map<List<Object>, Group> groups = new HashMap<>();
+        final ArrayDeque<Entry> queue = new ArrayDeque<>();
+    }
+
+    @Override
+    public Iterator<Row> call(Integer key, Iterator<Row> input, GroupState<byte[]> state) {
+        List<Row> rows = new ArrayList<>();
+        input.forEachRemaining(rows::add);
+        rows.sort((a, b) -> Long.compare(a.getLong(0), b.getLong(0)));
+        Window window = state.exists() ? restore(state.get()) : new Window();
+        List<Row> out = new ArrayList<>();
+        int argumentsAt = FIRST + groups;
+        int plainAt = argumentsAt + arguments;
+        for (Row row : rows) {
+            if (!row.getBoolean(2)) {
+                throw new IllegalStateException("on-demand queries need tables, which this "
+                        + "operator does not keep");
+            }
+            long ts = row.getLong(1);
+            window.clock = Math.max(window.clock, ts);
+            long threshold = window.clock - span;
+            while (!window.queue.isEmpty() && window.queue.peekFirst().ts <= threshold) {
+                remove(window, window.queue.pollFirst());
+            }
+            if (!row.getBoolean(3)) {
+                continue;
+            }
+            List<Object> groupKey = new ArrayList<>(groups);
+            for (int i = 0; i < groups; i++) {
+                groupKey.add(row.get(FIRST + i));
+            }
+            Group group = window.groups.computeIfAbsent(groupKey, k -> new Group(k, arguments));
+            double[] values = new double[arguments];
+            for (int i = 0; i < arguments; i++) {
+                values[i] = row.isNullAt(argumentsAt + i) ? Double.NaN
+                        : row.getDouble(argumentsAt + i);
+                if (!Double.isNaN(values[i])) {
+                    group.sums[i] += values[i];
+                    group.counts[i] += 1;
+                }
+            }
+            group.size += 1;
+            window.queue.addLast(new Entry(ts, group, values));
+            Object[] emitted = new Object[2 + kinds.length];
+            emitted[0] = row.getLong(0);
+            emitted[1] = ts;
+            for (int i = 0; i < kinds.length; i++) {
+                emitted[2 + i] = value(kinds[i], group, row, plainAt);
+            }
+            out.add(RowFactory.create(emitted));
+        }
+        state.update(snapshot(window));
+        return out.iterator();
+    }
+
+    private Object value(String kind, Group group, Row row, int plainAt) {
+        char what = kind.charAt(0);
+        if (what == 'c') {
+            return group.size;
+        }
+        int index = Integer.parseInt(kind.substring(1));
+        if (what == 'v') {
+            return row.get(plainAt + index);
+        }
+        if (group.counts[index] == 0) {
+            return null;
+        }
+        return what == 's' ? group.sums[index] : group.sums[index] / group.counts[index];
+    }
+
+    private static void remove(Window window, Entry entry) {
+        Group group = entry.group;
+        for (int i = 0; i < entry.values.length; i++) {
+            if (!Double.isNaN(entry.values[i])) {
+                group.sums[i] -= entry.values[i];
+                group.counts[i] -= 1;
+            }
+        }
+        group.size -= 1;
+        if (group.fresh()) {
+            window.groups.remove(group.key);
+        }
+    }
+
+    // -- state ---------------------------------------------------------------------------
+
+    private byte[] snapshot(Window window) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeLong(window.clock);
+            Map<Group, Integer> numbers = new HashMap<>();
+            List<Group> live = new ArrayList<>(window.groups.values());
+            out.writeInt(live.size());
+            for (Group group : live) {
+                numbers.put(group, numbers.size());
+                for (Object value : group.key) {
+                    writeValue(out, value);
+                }
+                for (int i = 0; i < arguments; i++) {
+                    out.writeDouble(group.sums[i]);
+                    out.writeLong(group.counts[i]);
+                }
+                out.writeLong(group.size);
+            }
+            out.writeInt(window.queue.size());
+            for (Entry entry : window.queue) {
+                out.writeLong(entry.ts);
+                out.writeInt(numbers.get(entry.group));
+                for (double value : entry.values) {
+                    out.writeDouble(value);
+                }
+            }
+        } catch (IOException error) {
+            throw new UncheckedIOException(error);
+        }
+        return bytes.toByteArray();
+    }
+
+    private Window restore(byte[] state) {
+        Window window = new Window();
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(state))) {
+            window.clock = in.readLong();
+            int count = in.readInt();
+            List<Group> numbered = new ArrayList<>(count);
+            for (int g = 0; g < count; g++) {
+                List<Object> key = new ArrayList<>(groups);
+                for (int i = 0; i < groups; i++) {
+                    key.add(readValue(in));
+                }
+                Group group = new Group(key, arguments);
+                for (int i = 0; i < arguments; i++) {
+                    group.sums[i] = in.readDouble();
+                    group.counts[i] = in.readLong();
+                }
+                group.size = in.readLong();
+                window.groups.put(key, group);
+                numbered.add(group);
+            }
+            int queued = in.readInt();
+            for (int q = 0; q < queued; q++) {
+                long ts = in.readLong();
+                Group group = numbered.get(in.readInt());
+                double[] values = new double[arguments];
+                for (int i = 0; i < arguments; i++) {
+                    values[i] = in.readDouble();
+                }
+                window.queue.addLast(new Entry(ts, group, values));
+            }
+        } catch (IOException error) {
+            throw new UncheckedIOException(error);
+        }
+        return window;
+    }
+
+    private static void writeValue(DataOutputStream out, Object value) throws IOException {
+        if (value == null) {
+            out.writeByte(0);
+        } else if (value instanceof Integer) {
+            out.writeByte(1);
+            out.writeInt((Integer) value);
+        } else if (value instanceof Long) {
+            out.writeByte(2);
+            out.writeLong((Long) value);
+        } else if (value instanceof String) {
+            byte[] text = ((String) value).getBytes(StandardCharsets.UTF_8);
+            out.writeByte(3);
+            out.writeInt(text.length);
+            out.write(text);
+        } else if (value instanceof Boolean) {
+            out.writeByte(4);
+            out.writeBoolean((Boolean) value);
+        } else {
+            throw new IllegalArgumentException("a group key of type " + value.getClass());
+        }
+    }
+
+    private static Object readValue(DataInputStream in) throws IOException {
+        switch (in.readByte()) {
+            case 0: return null;
+            case 1: return in.readInt();
+            case 2: return in.readLong();
+            case 3:
+                byte[] text = new byte[in.readInt()];
+                in.readFully(text);
+                return new String(text, StandardCharsets.UTF_8);
+            case 4: return in.readBoolean();
+            default: throw new IOException("a corrupt window state");
+        }
+    }
+}
