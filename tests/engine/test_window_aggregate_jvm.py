@@ -1,11 +1,11 @@
-"""The sliding time-window aggregate in eddy's Java operator
+"""The sliding window aggregates in eddy's Java operator
 (:mod:`eddy.engine.operators.window_aggregates.jvm`) against the per-event runtime.
 
 Random events — timestamps that tie and go back, null arguments, several groups, rows of
 another stream that only move the clock — through ``eddy.replay`` on Spark at micro-batches
 of 9 and all (so its state is written and read back between batches), for apps with and
-without a filter in front, grouped by an int, a string, two keys or nothing, selecting
-``avg``/``sum``/``count()`` and plain attributes, and beside a query the per-event runtime runs
+without a filter in front, grouped by an int, a string, two keys or nothing, ``time`` and
+``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` and plain attributes, and beside a query the per-event runtime runs
 (a Java and a Python stateful operator in one streaming query). The outputs must equal the runtime's,
 event for event and in order. A second test checks that the plan Spark runs is the JVM's
 ``flatMapGroupsWithState``, not a Python worker.
@@ -58,9 +58,18 @@ group by room
 insert into O;
 @info(name='r')
 from T#window.length(3)
-select room, max(temp) as m
+select room, distinctCount(site) as d
 group by room
 insert into O2;""",
+    "length-extremes": """@info(name='q')
+from T[temp > 20.0]#window.length(4)
+select room, max(temp) as hi, min(temp) as lo, max(room) as r, count() as n, avg(temp) as a
+group by room
+insert into O;""",
+    "length-global-min": """@info(name='q')
+from T#window.length(5)
+select min(temp) as lo, sum(temp) as s, site
+insert into O;""",
     "by-site-no-filter": """@info(name='q')
 from T#window.time(1 sec)
 select site, avg(dev) as ad, sum(temp) as s, count() as n

@@ -81,18 +81,12 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
                             source, layout)
     if native is not None:
         frames.append(native)
-    parts: list[OperatorPart] = []
-    for name in plan.python_operators():
-        if name == "runtime":
-            parts.append(_runtime_part(app_text, analyzed, plan, source, layout))
-            continue
-        choice = plan.choice(name)
-        in_jvm = _jvm_window_aggregate(analyzed, choice, source, layout) \
-            if choice.operator == "window-aggregate" else None
-        if in_jvm is not None:
-            frames.append(in_jvm)
-        else:
-            parts.append(_VECTORISED[choice.operator](analyzed, choice, source, layout))
+    frames += [_jvm_window_aggregate(analyzed, plan.choice(name), source, layout)
+               for name in plan.ids("jvm-window-aggregate")]
+    parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
+             else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
+                                                          layout)
+             for name in plan.python_operators()]
     if parts:
         frames.append(run_alone(parts[0]) if len(parts) == 1 else run_fused(parts))
     assert frames, "the planner leaves a group with no operator"
@@ -122,13 +116,16 @@ def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFr
 
 
 def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
-                          layout: InputLayout) -> DataFrame | None:
-    """The query in eddy's Java operator when it takes it (a sliding time window on one
-    key, :mod:`eddy.engine.operators.window_aggregates.jvm`), else None."""
-    window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout)
+                          layout: InputLayout) -> DataFrame:
+    """The query in eddy's Java operator (:mod:`eddy.engine.operators.window_aggregates.jvm`)."""
+    window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout, jvm=True)
     if window is None:
         raise _disagree(choice)
-    return jvm_window_aggregate(analyzed, window, source, layout, buckets=_buckets(choice))
+    frame = jvm_window_aggregate(analyzed, window, source, layout)
+    if frame is None:
+        raise RuntimeError(f"{choice.query}: planned onto eddy's Java window operator, which "
+                           "this Spark session does not have on its class path")
+    return frame
 
 
 def _followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from eddy.engine.compile.spark_sql_support import script_functions, spark_sql_problems
 from eddy.engine.operators.aggregation_step import aggregations_only
 from eddy.engine.operators.followed_by.plan import plan_followed_by
-from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate
+from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate, runs_in_jvm
 from eddy.engine.operators.window_join.plan import plan_window_join
+from eddy.engine.spark.jvm_classes import bridge_jar
 from eddy.engine.spark.row_layout import CLOCK, InputLayout, input_layout
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -39,6 +40,13 @@ class EngineFacts:
     def window_aggregate(self, analyzed: AnalyzedApp, info: QueryInfo,
                          streams: Sequence[str]) -> bool:
         return plan_window_aggregate(analyzed, [info], _layout(analyzed, streams)) is not None
+
+    def jvm_window_aggregate(self, analyzed: AnalyzedApp, info: QueryInfo,
+                             streams: Sequence[str]) -> bool:
+        if bridge_jar() is None:
+            return False
+        plan = plan_window_aggregate(analyzed, [info], _layout(analyzed, streams), jvm=True)
+        return plan is not None and runs_in_jvm(plan)
 
     def followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:

@@ -30,6 +30,11 @@ class OperatorFacts(Protocol):
                          streams: Sequence[str]) -> bool:
         """Whether the vectorised window aggregate builds its kernel for ``info``."""
 
+    def jvm_window_aggregate(self, analyzed: AnalyzedApp, info: QueryInfo,
+                             streams: Sequence[str]) -> bool:
+        """Whether eddy's Java window operator runs ``info`` on one key (its classes are
+        built on this machine, and the query has its shape)."""
+
     def followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
         """Whether the vectorised followed-by builds its kernel for ``info`` (its filters

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Operator = Literal["spark-sql", "window-aggregate", "followed-by", "window-join",
-                   "aggregation-step", "runtime"]
-"""``spark-sql``: Catalyst expressions in the JVM; ``window-aggregate``, ``followed-by``,
+Operator = Literal["spark-sql", "jvm-window-aggregate", "window-aggregate", "followed-by",
+                   "window-join", "aggregation-step", "runtime"]
+"""``spark-sql``: Catalyst expressions in the JVM; ``jvm-window-aggregate``: eddy's own Java
+operator (a stateful operator of its own, no Python); ``window-aggregate``, ``followed-by``,
 ``window-join``: vectorised Python operators (numpy over a micro-batch); ``aggregation-step``:
 the runtime's aggregations fed a column batch at a time; ``runtime``: the per-event runtime."""
 
@@ -17,7 +18,8 @@ VECTORISED: tuple[Operator, ...] = ("window-aggregate", "followed-by", "window-j
 """The operators that run one query each in a Python operator of their own."""
 
 OPERATOR_NAMES: dict[Operator, str] = {
-    "spark-sql": "JVM Spark SQL", "window-aggregate": "vectorised window aggregate",
+    "spark-sql": "JVM Spark SQL", "jvm-window-aggregate": "JVM window aggregate",
+    "window-aggregate": "vectorised window aggregate",
     "followed-by": "vectorised followed-by", "window-join": "vectorised window join",
     "aggregation-step": "vectorised aggregation step", "runtime": "per-event runtime",
 }

@@ -3,16 +3,19 @@
 Measured beside hand-written jobs (``bench/RESULTS.md``, issue 16), the vectorised NumPy
 kernel was as fast as hand-written PySpark and both were bound by the crossing into a
 Python worker (Arrow out of the JVM and back), not by the kernel: the same window written
-as a Java ``flatMapGroupsWithState`` ran 3× faster. So the shape that kernel runs on one
-state key — ``#window.time(t)`` with ``avg``/``sum``/``count()`` per group, current events
-out, filters in front — runs in eddy's own Java operator
+as a Java ``flatMapGroupsWithState`` ran 3× faster. So the shapes those kernels run on one
+state key with current events out — ``#window.time(t)`` and ``#window.length(n)`` with
+``avg``/``sum``/``count()`` per group, filters in front — and the same with ``max``/``min``,
+which no NumPy kernel keeps, run in eddy's own Java operator
 (``engine/spark/jvm/src/eddy/ops/SlidingTimeAggregate.java``, compiled with eddy's other JVM
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
 :mod:`.sliding_time` does. Its outputs go through the same writer columns as the Python
 operator's, so nothing downstream can tell them apart.
 
 It is used when the session has eddy's JVM classes on its class path (a machine with a JDK);
-otherwise, and for every other window shape, the Python operator runs.
+otherwise, and for every other window shape, the Python operator runs (and a query with
+``max``/``min`` is planned onto the per-event runtime: the planner's facts ask whether the
+classes are built).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
 from eddy.engine.operators.operator_part import writer_frame
-from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan
+from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, runs_in_jvm
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
     PASS,
@@ -36,20 +39,14 @@ from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
 from eddy.lang.semantic import AnalyzedApp
 
 OPERATOR = "eddy.ops.SlidingTimeAggregate"
-
-
-def runs_in_jvm(plan: WindowPlan, *, buckets: int = 0) -> bool:
-    """Whether the Java operator takes ``plan`` (the shape; the class path is checked when
-    the query is built): a sliding time window on one state key, current events out."""
-    spec = plan.spec
-    return spec.window == "time" and not spec.expiring and buckets == 0
+_KINDS = {"sum": "s", "avg": "a", "max": "M", "min": "m"}
 
 
 def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
-                         layout: InputLayout, *, buckets: int = 0) -> DataFrame | None:
+                         layout: InputLayout) -> DataFrame | None:
     """The query's outputs in the writer's schema from the Java operator, or None when it
     does not take the query or the session lacks eddy's JVM classes."""
-    operator = _operator_class(source) if runs_in_jvm(plan, buckets=buckets) else None
+    operator = _operator_class(source) if runs_in_jvm(plan) else None
     if operator is None:
         return None
     spec = plan.spec
@@ -67,10 +64,10 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     spark = source.sparkSession
     jvm: Any = spark._jvm  # type: ignore[attr-defined]
     java_schema = jvm.org.apache.spark.sql.types.DataType.fromJson(output.json())
-    computed = operator.apply(laid_out._jdf, spec.span, len(spec.group_columns),
+    computed = operator.apply(laid_out._jdf, spec.window, spec.span, len(spec.group_columns),
                               len(spec.argument_columns), len(plain),
                               ",".join(_kind(out, plain) for out in spec.outputs), java_schema)
-    return writer_frame(DataFrame(computed, spark), output_writer(plan)(F.col))
+    return writer_frame(DataFrame(computed, spark), output_writer(plan, one_per_input=True)(F.col))
 
 
 def _kind(output: Output, plain: list[str]) -> str:
@@ -80,7 +77,7 @@ def _kind(output: Output, plain: list[str]) -> str:
         return f"v{plain.index(output.column)}"
     if output.kind == "count":
         return "c"
-    return f"{'s' if output.kind == 'sum' else 'a'}{output.argument}"
+    return f"{_KINDS[output.kind]}{output.argument}"
 
 
 def _operator_class(source: DataFrame) -> Any | None:

@@ -2,7 +2,8 @@
 
 A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` (``n`` >= 1) or ``#window.timeBatch(t)`` with a selection of plain
-attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally
+attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()`` (and, for eddy's Java operator,
+``max``/``min`` of an int or double), optionally
 ``group by`` plain attributes that are not doubles, inserting into a stream — current
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
 ``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named windows
@@ -29,10 +30,17 @@ SLIDING = ("time", "length")
 """Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
+JVM_WINDOWS = ("time", "length")
+"""Windows eddy's Java operator runs (current events out, one state key): :mod:`.jvm`."""
+_EXTREME_TYPES = (AttrType.INT, AttrType.DOUBLE)
+"""Argument types of ``max``/``min`` the Java operator keeps exactly (as doubles)."""
+
+
 @dataclass(frozen=True)
 class Output:
     """One selected attribute: ``kind`` is ``var`` (an event's own value of ``column``),
-    ``avg``/``sum`` (over argument number ``argument``) or ``count``."""
+    ``avg``/``sum``/``max``/``min`` (over argument number ``argument``; the extremes only in
+    the Java operator) or ``count``."""
 
     name: str
     type: AttrType
@@ -76,9 +84,11 @@ class WindowPlan:
 
 
 def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
-                          layout: InputLayout) -> WindowPlan | None:
+                          layout: InputLayout, *, jvm: bool = False) -> WindowPlan | None:
     """The plan when ``rest`` (the group's queries that are not native) is one query of the
-    shape above, else None."""
+    shape above, else None. ``jvm``: eddy's Java operator is there, so a ``time`` or
+    ``length`` window with current events out may also select ``max``/``min`` of an int or
+    double."""
     if len(rest) != 1 or analyzed.partitions:
         return None
     if any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
@@ -128,8 +138,10 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         return None  # double keys group by Double.equals (NaN, -0.0): left to the runtime
     arguments: list[str] = []
     outputs: list[Output] = []
+    extremes = jvm and window.name in JVM_WINDOWS and events == "current"
     for item, attribute in zip(selector.attributes, info.outputs):
-        output = _output(item.expression, attribute.name, column_of, types, arguments)
+        output = _output(item.expression, attribute.name, column_of, types, arguments,
+                         extremes)
         if output is None or output.type is not attribute.type:
             return None
         outputs.append(output)
@@ -147,8 +159,14 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                                           if isinstance(f, ast.Filter)), spec)
 
 
+def runs_in_jvm(plan: WindowPlan) -> bool:
+    """Whether eddy's Java operator takes ``plan``: a sliding ``time`` or ``length`` window,
+    current events out (on one state key: :mod:`.jvm`)."""
+    return plan.spec.window in JVM_WINDOWS and plan.spec.events == "current"
+
+
 def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str, AttrType],
-            arguments: list[str]) -> Output | None:
+            arguments: list[str], extremes: bool = False) -> Output | None:
     assert callable(column_of)
     if isinstance(expr, ast.Variable):
         column = column_of(expr)
@@ -159,6 +177,13 @@ def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str,
         if expr.args and column_of(expr.args[0]) is None:
             return None
         return Output(name, AttrType.LONG, "count")
+    if extremes and expr.name in ("max", "min") and len(expr.args) == 1:
+        column = column_of(expr.args[0])
+        if column is None or types[column] not in _EXTREME_TYPES:
+            return None
+        if column not in arguments:
+            arguments.append(column)
+        return Output(name, types[column], expr.name, column, arguments.index(column))
     if expr.name not in ("avg", "sum") or len(expr.args) != 1:
         return None
     column = column_of(expr.args[0])

@@ -105,23 +105,29 @@ def needed_columns(spec: WindowSpec) -> list[str]:
                    *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
 
 
-def output_writer(plan: WindowPlan) -> Callable[[Callable[[str], Column]], list[Column]]:
+def output_writer(plan: WindowPlan, *, one_per_input: bool = False
+                  ) -> Callable[[Callable[[str], Column]], list[Column]]:
     """The writer's columns of one output of ``plan``'s operator (``_seq``, ``_ts``,
     (``_i``,) (``_x``, ``_timer``,) ``o<i>``): its ``_order`` and the selected values as
-    the JSON the writer routes."""
+    the JSON the writer routes. ``one_per_input``: the operator emits one current event per
+    passing input and nothing else (``_seq``, ``_ts``, ``o<i>``: eddy's Java operator)."""
     spec, info = plan.spec, plan.info
+    expiring = spec.expiring and not one_per_input
 
     def writer(col: Callable[[str], Column]) -> list[Column]:
         values = [col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
         by_input = F.array(*(F.lit(i) for i in (1, info.index, 0, 0)),
-                           col(POSITION) if spec.expiring else F.lit(0))
-        by_timer = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
+                           col(POSITION) if expiring else F.lit(0))
         expired: Column = F.lit(False)
-        if spec.expiring:  # an input's chunk, or the window's timer
+        if expiring:  # an input's chunk, or the window's timer
+            by_timer = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)),
+                               col(POSITION))
             order = F.when(col(TIMER), by_timer).otherwise(by_input)
             expired = col(EXPIRED)
+        elif spec.window == "time" or one_per_input:
+            order = by_input
         else:
-            order = by_input if spec.window == "time" else by_timer
+            order = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
         return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), expired,
                 F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
 

@@ -5,7 +5,7 @@ group's input streams and no query of the group reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
 table, named window or aggregation, and the query is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``, ``sum``
-of a double and ``count()`` (optionally ``group by`` non-double attributes) into a stream —
+of a double and ``count()`` (``max``/``min`` too, in the Java operator) (optionally ``group by`` non-double attributes) into a stream —
 current events, or for ``time``/``length`` also all or expired events — with no ``having``,
 ``order by``, ``limit`` or rate limit (:mod:`eddy.engine.operators.window_aggregates` builds the
 kernel and says whether it can).
@@ -13,9 +13,10 @@ kernel and says whether it can).
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
 group's input rows alone (other queries in other operators do not change them). A ``time``
-window on one key with current events out runs in eddy's Java operator
+or ``length`` window on one key with current events out runs in eddy's Java operator
 (:mod:`eddy.engine.operators.window_aggregates.jvm`: the same steps, and no crossing into a
-Python worker) when the session has eddy's JVM classes. Its state is one key, except a ``time`` window with
+Python worker) when eddy's JVM classes are built on this machine (the engine's facts say
+so); ``max``/``min``, which only that operator keeps, are taken only then. Its state is one key, except a ``time`` window with
 ``group by``, current events only and no filter when every row carries its stream's clock:
 then hash buckets of the ``group by`` values, each bucket expiring by the stream's clock, not
 its own. (Expired events that are outputs leave when the window's timer fires, and one
@@ -40,9 +41,25 @@ def apply(planning: Planning) -> None:
     if planning.analyzed.partitions or planning.keeps_global_state():
         return
     for info in planning.pending:
-        if planning.standalone(info) and planning.facts.window_aggregate(
-                planning.analyzed, info, planning.sources.streams):
+        if not planning.standalone(info):
+            continue
+        if planning.facts.jvm_window_aggregate(planning.analyzed, info,
+                                               planning.sources.streams):
+            _place_in_jvm(planning, info)
+        elif planning.facts.window_aggregate(planning.analyzed, info,
+                                             planning.sources.streams):
             _place(planning, info)
+
+
+def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
+    source = info.query.input
+    assert isinstance(source, ast.SingleInputStream)
+    window = source.handlers[-1]
+    assert isinstance(window, ast.Window)
+    planning.choose(QueryChoice(
+        info.id, "jvm-window-aggregate", ONE_KEY, NAME,
+        f"it aggregates a #window.{window.name} of {source.stream} into current events: "
+        "eddy's Java operator, no crossing into Python"))
 
 
 def _place(planning: Planning, info: QueryInfo) -> None:
@@ -62,6 +79,4 @@ def _place(planning: Planning, info: QueryInfo) -> None:
         why += (" (one key: the window's timer expires every group's events)" if not current
                 else " (one key: without each row's stream clock a bucket's own clock would "
                 "expire late)")
-    if window.name == "time" and current and not split:
-        why += "; run in the JVM by eddy's Java operator (NumPy where no JDK built it)"
     planning.choose(QueryChoice(info.id, "window-aggregate", key, NAME, why))

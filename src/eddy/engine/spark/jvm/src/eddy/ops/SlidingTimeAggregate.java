@@ -24,11 +24,12 @@ import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
 import org.apache.spark.sql.streaming.GroupStateTimeout;
 import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * A Siddhi {@code #window.time(t)} with {@code avg}/{@code sum}/{@code count()} per group and
- * current events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of
+ * A Siddhi {@code #window.time(t)} or {@code #window.length(n)} with {@code avg}/{@code sum}/
+ * {@code count()}/{@code max}/{@code min} per group and current events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of
  * a Python worker: the rows never cross into Python.
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
@@ -37,7 +38,8 @@ import org.apache.spark.sql.types.StructType;
  * then loses each head whose timestamp is at most {@code clock - span} (the head first, so
  * a younger event never leaves before an older one), subtracting its values from its group's
  * running sums ({@code sum -= v} in doubles, in queue order); a row that passes the query's
- * filters then enters ({@code sum += v}) and emits its group's aggregates. A null (or NaN)
+ * filters then enters ({@code sum += v}) and emits its group's aggregates. A length window
+ * has no clock: a passing row that finds it full first pushes out its head. A null (or NaN)
  * argument changes no sum and no count but still yields an output; {@code count()} counts
  * the group's events in the window; a group whose sums, counts and size are back to zero is
  * forgotten, as the runtime's {@code canDestroy} does.
@@ -47,7 +49,8 @@ import org.apache.spark.sql.types.StructType;
  * columns, the arguments (as doubles) and the selected plain columns, in the order the
  * caller declares them. Output: {@code _seq}, {@code _ts}, then one column per selected
  * attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c} the
- * count, {@code s<i>}/{@code a<i>} the sum/average of argument i).
+ * count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the sum/average/maximum/minimum
+ * of argument i; an extreme of an int argument goes out as an int).
  *
  * <p>State, one binary value per state key: the clock, each group's key, sums, counts and
  * size, and the queue; written whole each micro-batch (the window of one key).
@@ -57,29 +60,37 @@ public final class SlidingTimeAggregate implements
     private static final long serialVersionUID = 1L;
     private static final int FIRST = 5;
 
+    private final boolean length;
     private final long span;
     private final int groups;
     private final int arguments;
     private final int plain;
     private final String[] kinds;
+    private final boolean[] integral;
 
-    private SlidingTimeAggregate(long span, int groups, int arguments, int plain,
-                                 String[] kinds) {
+    private SlidingTimeAggregate(String window, long span, int groups, int arguments,
+                                 int plain, String[] kinds, StructType output) {
+        this.length = "length".equals(window);
         this.span = span;
         this.groups = groups;
         this.arguments = arguments;
         this.plain = plain;
         this.kinds = kinds.clone();
+        this.integral = new boolean[kinds.length];
+        for (int i = 0; i < kinds.length; i++) {
+            integral[i] = output.fields()[2 + i].dataType() instanceof IntegerType;
+        }
     }
 
     /**
      * The outputs of {@code rows} (laid out as the class says) in {@code output}'s schema;
      * {@code kinds} as a comma-separated list.
      */
-    public static Dataset<Row> apply(Dataset<Row> rows, long span, int groups, int arguments,
-                                     int plain, String kinds, StructType output) {
-        SlidingTimeAggregate step = new SlidingTimeAggregate(span, groups, arguments, plain,
-                kinds.isEmpty() ? new String[0] : kinds.split(","));
+    public static Dataset<Row> apply(Dataset<Row> rows, String window, long span, int groups,
+                                     int arguments, int plain, String kinds,
+                                     StructType output) {
+        SlidingTimeAggregate step = new SlidingTimeAggregate(window, span, groups, arguments,
+                plain, kinds.isEmpty() ? new String[0] : kinds.split(","), output);
         return rows.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(4), Encoders.INT())
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -90,12 +101,51 @@ public final class SlidingTimeAggregate implements
         final List<Object> key;
         final double[] sums;
         final long[] counts;
+        final Extreme[] extremes;
         long size;
 
-        Group(List<Object> key, int arguments) {
+        Group(List<Object> key, int arguments, String[] kinds) {
             this.key = key;
             this.sums = new double[arguments];
             this.counts = new long[arguments];
+            this.extremes = new Extreme[kinds.length];
+            for (int i = 0; i < kinds.length; i++) {
+                char what = kinds[i].charAt(0);
+                if (what == 'M' || what == 'm') {
+                    extremes[i] = new Extreme(what == 'M',
+                            Integer.parseInt(kinds[i].substring(1)));
+                }
+            }
+        }
+
+        void add(double[] values) {
+            for (int i = 0; i < values.length; i++) {
+                if (!Double.isNaN(values[i])) {
+                    sums[i] += values[i];
+                    counts[i] += 1;
+                }
+            }
+            for (Extreme extreme : extremes) {
+                if (extreme != null) {
+                    extreme.add(values[extreme.argument]);
+                }
+            }
+            size += 1;
+        }
+
+        void remove(double[] values) {
+            for (int i = 0; i < values.length; i++) {
+                if (!Double.isNaN(values[i])) {
+                    sums[i] -= values[i];
+                    counts[i] -= 1;
+                }
+            }
+            for (Extreme extreme : extremes) {
+                if (extreme != null) {
+                    extreme.remove(values[extreme.argument]);
+                }
+            }
+            size -= 1;
         }
 
         boolean fresh() {
@@ -107,7 +157,60 @@ public final class SlidingTimeAggregate implements
                     return false;
                 }
             }
+            for (Extreme extreme : extremes) {
+                if (extreme != null && !extreme.kept.isEmpty()) {
+                    return false;
+                }
+            }
             return true;
+        }
+    }
+
+    /**
+     * {@code max}/{@code min} of one argument over a window, as the runtime keeps it (and
+     * the reference's sliding {@code MaxAttributeAggregator}): a monotonic queue of the
+     * values that can still become the extreme; a removal takes the first kept value equal
+     * to the leaving one ({@code Double.equals}), and the extreme is then the queue's head.
+     */
+    static final class Extreme {
+        final boolean max;
+        final int argument;
+        final ArrayDeque<Double> kept = new ArrayDeque<>();
+
+        Extreme(boolean max, int argument) {
+            this.max = max;
+            this.argument = argument;
+        }
+
+        private boolean worse(double kept, double value) {
+            return max ? kept < value : kept > value;
+        }
+
+        void add(double value) {
+            if (Double.isNaN(value)) {
+                return;
+            }
+            while (!kept.isEmpty() && worse(kept.peekLast(), value)) {
+                kept.pollLast();
+            }
+            kept.addLast(value);
+        }
+
+        void remove(double value) {
+            if (Double.isNaN(value)) {
+                return;
+            }
+            Iterator<Double> values = kept.iterator();
+            while (values.hasNext()) {
+                if (values.next().equals(value)) {
+                    values.remove();
+                    return;
+                }
+            }
+        }
+
+        Double value() {
+            return kept.peekFirst();
         }
     }
 
@@ -148,33 +251,34 @@ public final class SlidingTimeAggregate implements
             long ts = row.getLong(1);
             window.clock = Math.max(window.clock, ts);
             long threshold = window.clock - span;
-            while (!window.queue.isEmpty() && window.queue.peekFirst().ts <= threshold) {
+            while (!length && !window.queue.isEmpty()
+                    && window.queue.peekFirst().ts <= threshold) {
                 remove(window, window.queue.pollFirst());
             }
             if (!row.getBoolean(3)) {
                 continue;
             }
+            if (length && window.queue.size() >= span) {  // the new event pushes out the head
+                remove(window, window.queue.pollFirst());
+            }
             List<Object> groupKey = new ArrayList<>(groups);
             for (int i = 0; i < groups; i++) {
                 groupKey.add(row.get(FIRST + i));
             }
-            Group group = window.groups.computeIfAbsent(groupKey, k -> new Group(k, arguments));
+            Group group = window.groups.computeIfAbsent(groupKey,
+                    k -> new Group(k, arguments, kinds));
             double[] values = new double[arguments];
             for (int i = 0; i < arguments; i++) {
                 values[i] = row.isNullAt(argumentsAt + i) ? Double.NaN
                         : row.getDouble(argumentsAt + i);
-                if (!Double.isNaN(values[i])) {
-                    group.sums[i] += values[i];
-                    group.counts[i] += 1;
-                }
             }
-            group.size += 1;
+            group.add(values);
             window.queue.addLast(new Entry(ts, group, values));
             Object[] emitted = new Object[2 + kinds.length];
             emitted[0] = row.getLong(0);
             emitted[1] = ts;
             for (int i = 0; i < kinds.length; i++) {
-                emitted[2 + i] = value(kinds[i], group, row, plainAt);
+                emitted[2 + i] = value(i, group, row, plainAt);
             }
             out.add(RowFactory.create(emitted));
         }
@@ -182,7 +286,8 @@ public final class SlidingTimeAggregate implements
         return out.iterator();
     }
 
-    private Object value(String kind, Group group, Row row, int plainAt) {
+    private Object value(int output, Group group, Row row, int plainAt) {
+        String kind = kinds[output];
         char what = kind.charAt(0);
         if (what == 'c') {
             return group.size;
@@ -190,6 +295,13 @@ public final class SlidingTimeAggregate implements
         int index = Integer.parseInt(kind.substring(1));
         if (what == 'v') {
             return row.get(plainAt + index);
+        }
+        if (what == 'M' || what == 'm') {
+            Double extreme = group.extremes[output].value();
+            if (extreme == null || !integral[output]) {
+                return extreme;
+            }
+            return Integer.valueOf((int) extreme.doubleValue());  // (no ?: : it would unbox)
         }
         if (group.counts[index] == 0) {
             return null;
@@ -199,13 +311,7 @@ public final class SlidingTimeAggregate implements
 
     private static void remove(Window window, Entry entry) {
         Group group = entry.group;
-        for (int i = 0; i < entry.values.length; i++) {
-            if (!Double.isNaN(entry.values[i])) {
-                group.sums[i] -= entry.values[i];
-                group.counts[i] -= 1;
-            }
-        }
-        group.size -= 1;
+        group.remove(entry.values);
         if (group.fresh()) {
             window.groups.remove(group.key);
         }
@@ -228,6 +334,14 @@ public final class SlidingTimeAggregate implements
                 for (int i = 0; i < arguments; i++) {
                     out.writeDouble(group.sums[i]);
                     out.writeLong(group.counts[i]);
+                }
+                for (Extreme extreme : group.extremes) {
+                    if (extreme != null) {
+                        out.writeInt(extreme.kept.size());
+                        for (double value : extreme.kept) {
+                            out.writeDouble(value);
+                        }
+                    }
                 }
                 out.writeLong(group.size);
             }
@@ -256,10 +370,17 @@ public final class SlidingTimeAggregate implements
                 for (int i = 0; i < groups; i++) {
                     key.add(readValue(in));
                 }
-                Group group = new Group(key, arguments);
+                Group group = new Group(key, arguments, kinds);
                 for (int i = 0; i < arguments; i++) {
                     group.sums[i] = in.readDouble();
                     group.counts[i] = in.readLong();
+                }
+                for (Extreme extreme : group.extremes) {
+                    if (extreme != null) {
+                        for (int k = in.readInt(); k > 0; k--) {
+                            extreme.kept.addLast(in.readDouble());
+                        }
+                    }
                 }
                 group.size = in.readLong();
                 window.groups.put(key, group);
