@@ -12,7 +12,7 @@ every 2 s, so that the crashes fall both after and in the middle of a checkpoint
 The SQLite-bus and real-time variants (~3 min together) run with ``EDDY_LONG=1``: a
 SIGKILL on the default SQLite bus is also what ``tests/node/test_worker_restart.py`` does
 to a worker on every run, while the NATS and Kafka buses are only killed here.
-``EDDY_E2E_EVENTS`` sets the number of events (default 50,000 to keep CI short; the issue's
+``EDDY_E2E_EVENTS`` sets the number of events (default 20,000 to keep CI short; the issue's
 check is 1,000,000: ``EDDY_E2E_EVENTS=1000000``, figures in bench/RESULTS.md).
 """
 
@@ -37,7 +37,7 @@ from eddy.bus.nats_names import NatsNames
 from run_process import START_S, EddyRun, free_port, listening, wait_for
 
 NATS_URL = os.environ.get("EDDY_TEST_NATS", "nats://127.0.0.1:4222")
-EVENTS = int(os.environ.get("EDDY_E2E_EVENTS", "50000"))
+EVENTS = int(os.environ.get("EDDY_E2E_EVENTS", "20000"))
 CLIENTS = 2
 
 APP = """\

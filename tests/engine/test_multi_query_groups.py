@@ -22,6 +22,7 @@ from eddy.engine.compile.group_query import compile_group
 from eddy.engine.compile.operator_facts import physical_plan
 from eddy.engine.operators.runtime_operator import run_batch
 from eddy.engine.run.replay import source_schema
+from eddy.engine.spark.jvm_classes import bridge_jar
 from eddy.engine.spark.row_layout import decode_data, encode_rows, input_layout
 from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import check
@@ -31,13 +32,16 @@ from eddy.runtime.model import InputEvent, sort_outputs
 pytest.importorskip("pyspark")
 
 TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"
+JVM = bridge_jar() is not None
+"""With a JDK, sliding windows with current events out run in eddy's Java operator."""
+SLIDING = "jvm-window-aggregate" if JVM else "window-aggregate"
 APPS = {
     "two-windows": (TEMP + """
 @info(name = 'avg-time') from TempStream#window.time(1 sec)
 select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
 @info(name = 'max-length') from TempStream#window.length(4)
 select roomNo, max(temp) as maxTemp group by roomNo insert into MaxStream;
-""", {"avg-time": "window-aggregate", "max-length": "runtime"}),
+""", {"avg-time": SLIDING, "max-length": "jvm-window-aggregate" if JVM else "runtime"}),
     "seed": ("@app:playback\n" + TEMP + """
 @info(name = 'query-1') from TempStream#window.time(2 sec)
 select avg(temp) as avgTemp, roomNo, deviceID insert all events into AvgTempStream;
@@ -63,7 +67,7 @@ select roomNo, sum(temp) as total insert all events into TotalStream;
 @info(name = 'expiring-max') from TempStream[temp > 25]#window.time(1 sec)
 select roomNo, max(temp) as top insert expired events into TopStream;
 @info(name = 'other') from OtherStream[roomNo > 0] select roomNo insert into OtherOut;
-""", {"batch": "window-aggregate", "avg": "window-aggregate", "expiring": "window-aggregate",
+""", {"batch": "window-aggregate", "avg": SLIDING, "expiring": "window-aggregate",
       "expiring-max": "runtime", "other": "spark-sql"}),
 }
 
