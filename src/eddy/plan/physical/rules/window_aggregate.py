@@ -4,11 +4,12 @@ Applies to each query left after rule 1 that stands alone in its group (it reads
 group's input streams and no query of the group reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
 table, named window or aggregation, and the query is ``from S[f]#window.time(t)``,
-``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``, ``sum``
-of a double and ``count()`` (``max``/``min`` too, in the Java operator) (optionally ``group by`` non-double attributes) into a stream —
-current events, or for ``time``/``length`` also all or expired events — with no ``having``,
-``order by``, ``limit`` or rate limit (:mod:`eddy.engine.operators.window_aggregates` builds the
-kernel and says whether it can).
+``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
+``sum`` of a double and ``count()`` (``max``/``min`` too, in the Java operator) (optionally
+``group by`` non-double attributes) into a stream — current events, or for
+``time``/``length`` also all or expired events — with no ``having``, ``order by``, ``limit``
+or rate limit (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says
+whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
@@ -16,11 +17,12 @@ group's input rows alone (other queries in other operators do not change them). 
 or ``length`` window on one key with current events out runs in eddy's Java operator
 (:mod:`eddy.engine.operators.window_aggregates.jvm`: the same steps, and no crossing into a
 Python worker) when eddy's JVM classes are built on this machine (the engine's facts say
-so); ``max``/``min``, which only that operator keeps, are taken only then. Its state is one key, except a ``time`` window with
-``group by``, current events only and no filter when every row carries its stream's clock:
-then hash buckets of the ``group by`` values, each bucket expiring by the stream's clock, not
-its own. (Expired events that are outputs leave when the window's timer fires, and one
-group's event sets the timer that expires every group's: one key.)
+so); ``max``/``min``, which only that operator keeps, are taken only then. Its state is one
+key, except a ``time`` window with ``group by``, current events only and no filter when
+every row carries its stream's clock: then hash buckets of the ``group by`` values, each
+bucket expiring by the stream's clock, not its own. (Expired events that are outputs leave
+when the window's timer fires, and one group's event sets the timer that expires every
+group's: one key.)
 """
 
 from __future__ import annotations
