@@ -5,9 +5,10 @@ Random events — timestamps that tie and go back, null arguments, several group
 another stream that only move the clock — through ``eddy.replay`` on Spark at micro-batches
 of 9 and all (so its state is written and read back between batches), for apps with and
 without a filter in front, grouped by an int, a string, two keys or nothing, ``time`` and
-``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` and plain attributes, and beside a query the per-event runtime runs
-(a Java and a Python stateful operator in one streaming query). The outputs must equal the runtime's,
-event for event and in order. A second test checks that the plan Spark runs is the JVM's
+``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` and plain
+attributes, and beside a query the per-event runtime runs (a Java and a Python stateful
+operator in one streaming query). The outputs must equal the runtime's, event for event and
+in order. A second test checks that the plan Spark runs is the JVM's
 ``flatMapGroupsWithState``, not a Python worker.
 """
 

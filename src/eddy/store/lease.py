@@ -10,12 +10,12 @@
 **Every decision is one conditional UPDATE judged by the database's clock** (``now_ms``
 below is an SQL expression evaluated by the server), so hosts need no clock sync and two
 nodes can never both win: the row lock serialises them and the loser's WHERE no longer
-matches. The lease's sessions are bounded
-(:func:`eddy.store.connect.connect_bounded`) so that a holder paused mid-renewal, its row
-lock held, cannot make its successor wait. The holder renews with ``WHERE token = mine``; anyone takes over with ``WHERE
-renewed_ms < now - ttl`` (``ttl = heartbeatInterval × heartbeatMaxRetry``), which bumps
-``epoch``. The epoch therefore grows on every change of holder, and it is the fencing token
-every write of the active carries (:mod:`eddy.store.fence`).
+matches. The lease's sessions are bounded (:func:`eddy.store.connect.connect_bounded`) so
+that a holder paused mid-renewal, its row lock held, cannot make its successor wait. The
+holder renews with ``WHERE token = mine``; anyone takes over with ``WHERE renewed_ms < now -
+ttl`` (``ttl = heartbeatInterval × heartbeatMaxRetry``), which bumps ``epoch``. The epoch
+therefore grows on every change of holder, and it is the fencing token every write of the
+active carries (:mod:`eddy.store.fence`).
 
 A holder also watches its own deadline on its monotonic clock (duration only, no clock
 sync): it treats the lease as lost when it has not renewed for ``ttl`` minus half an interval

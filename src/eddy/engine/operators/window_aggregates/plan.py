@@ -2,12 +2,12 @@
 
 A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` (``n`` >= 1) or ``#window.timeBatch(t)`` with a selection of plain
-attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()`` (and, for eddy's Java operator,
-``max``/``min`` of an int or double), optionally
-``group by`` plain attributes that are not doubles, inserting into a stream — current
-events, or for the sliding windows also ``all events`` or ``expired events`` — with no
-``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named windows
-or aggregations in the app. Everything else stays in the per-event runtime.
+attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()`` (and, for eddy's
+Java operator, ``max``/``min`` of an int or double), optionally ``group by`` plain
+attributes that are not doubles, inserting into a stream — current events, or for the
+sliding windows also ``all events`` or ``expired events`` — with no ``having``, ``order
+by``, ``limit``/``offset`` or rate limiting, and no tables, named windows or aggregations in
+the app. Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
