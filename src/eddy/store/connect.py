@@ -114,8 +114,8 @@ def connect(url: str) -> Engine:
 
 def connect_bounded(engine: Engine, lock_wait_ms: int, idle_in_transaction_ms: int
                     ) -> Engine:
-    """A separate pooled engine for ``engine``'s database whose sessions neither wait for a row lock
-    longer than ``lock_wait_ms`` nor keep a transaction open and idle longer than
+    """A separate pooled engine for ``engine``'s database whose sessions neither wait for a
+    row lock longer than ``lock_wait_ms`` nor keep a transaction open and idle longer than
     ``idle_in_transaction_ms`` (the server aborts it and frees its locks).
 
     For the HA lease: a holder paused (SIGSTOP, a VM freeze) in the middle of its renewal

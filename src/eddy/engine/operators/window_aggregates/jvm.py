@@ -1,4 +1,4 @@
-"""The sliding ``#window.time`` aggregate in the JVM: the rows never cross into Python.
+"""Sliding ``time``/``length`` window aggregates in the JVM: the rows never cross into Python.
 
 Measured beside hand-written jobs (``bench/RESULTS.md``, issue 16), the vectorised NumPy
 kernel was as fast as hand-written PySpark and both were bound by the crossing into a
@@ -31,7 +31,6 @@ from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, run
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
     PASS,
-    needed_columns,
     operator_rows,
     output_writer,
 )
@@ -57,7 +56,6 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *(F.col(c).alias(f"g{i}") for i, c in enumerate(spec.group_columns)),
         *(F.col(c).cast("double").alias(f"a{i}") for i, c in enumerate(spec.argument_columns)),
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)))
-    assert set(needed_columns(spec)) <= set(rows.columns)
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType())] +
                         [StructField(f"o{i}", spark_type(out.type))
                          for i, out in enumerate(spec.outputs)])
@@ -65,7 +63,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     jvm: Any = spark._jvm  # type: ignore[attr-defined]
     java_schema = jvm.org.apache.spark.sql.types.DataType.fromJson(output.json())
     computed = operator.apply(laid_out._jdf, spec.window, spec.span, len(spec.group_columns),
-                              len(spec.argument_columns), len(plain),
+                              len(spec.argument_columns),
                               ",".join(_kind(out, plain) for out in spec.outputs), java_schema)
     return writer_frame(DataFrame(computed, spark), output_writer(plan, one_per_input=True)(F.col))
 

@@ -29,8 +29,9 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A Siddhi {@code #window.time(t)} or {@code #window.length(n)} with {@code avg}/{@code sum}/
- * {@code count()}/{@code max}/{@code min} per group and current events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of
- * a Python worker: the rows never cross into Python.
+ * {@code count()}/{@code max}/{@code min} per group and current events out, run inside the
+ * JVM (Spark's {@code flatMapGroupsWithState}) instead of a Python worker: the rows never
+ * cross into Python.
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -64,20 +65,25 @@ public final class SlidingTimeAggregate implements
     private final long span;
     private final int groups;
     private final int arguments;
-    private final int plain;
-    private final String[] kinds;
+    /** Per selected attribute: its kind's letter, its index (column or argument), and
+     *  whether it goes out as an int; parsed once, not per row. */
+    private final char[] kinds;
+    private final int[] indexes;
     private final boolean[] integral;
 
     private SlidingTimeAggregate(String window, long span, int groups, int arguments,
-                                 int plain, String[] kinds, StructType output) {
+                                 String[] kinds, StructType output) {
         this.length = "length".equals(window);
         this.span = span;
         this.groups = groups;
         this.arguments = arguments;
-        this.plain = plain;
-        this.kinds = kinds.clone();
+        this.kinds = new char[kinds.length];
+        this.indexes = new int[kinds.length];
         this.integral = new boolean[kinds.length];
         for (int i = 0; i < kinds.length; i++) {
+            this.kinds[i] = kinds[i].charAt(0);
+            this.indexes[i] = kinds[i].length() > 1
+                    ? Integer.parseInt(kinds[i].substring(1)) : -1;
             integral[i] = output.fields()[2 + i].dataType() instanceof IntegerType;
         }
     }
@@ -87,10 +93,9 @@ public final class SlidingTimeAggregate implements
      * {@code kinds} as a comma-separated list.
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, long span, int groups,
-                                     int arguments, int plain, String kinds,
-                                     StructType output) {
+                                     int arguments, String kinds, StructType output) {
         SlidingTimeAggregate step = new SlidingTimeAggregate(window, span, groups, arguments,
-                plain, kinds.isEmpty() ? new String[0] : kinds.split(","), output);
+                kinds.isEmpty() ? new String[0] : kinds.split(","), output);
         return rows.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(4), Encoders.INT())
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -104,16 +109,14 @@ public final class SlidingTimeAggregate implements
         final Extreme[] extremes;
         long size;
 
-        Group(List<Object> key, int arguments, String[] kinds) {
+        Group(List<Object> key, int arguments, char[] kinds, int[] indexes) {
             this.key = key;
             this.sums = new double[arguments];
             this.counts = new long[arguments];
             this.extremes = new Extreme[kinds.length];
             for (int i = 0; i < kinds.length; i++) {
-                char what = kinds[i].charAt(0);
-                if (what == 'M' || what == 'm') {
-                    extremes[i] = new Extreme(what == 'M',
-                            Integer.parseInt(kinds[i].substring(1)));
+                if (kinds[i] == 'M' || kinds[i] == 'm') {
+                    extremes[i] = new Extreme(kinds[i] == 'M', indexes[i]);
                 }
             }
         }
@@ -266,7 +269,7 @@ public final class SlidingTimeAggregate implements
                 groupKey.add(row.get(FIRST + i));
             }
             Group group = window.groups.computeIfAbsent(groupKey,
-                    k -> new Group(k, arguments, kinds));
+                    k -> new Group(k, arguments, kinds, indexes));
             double[] values = new double[arguments];
             for (int i = 0; i < arguments; i++) {
                 values[i] = row.isNullAt(argumentsAt + i) ? Double.NaN
@@ -287,12 +290,11 @@ public final class SlidingTimeAggregate implements
     }
 
     private Object value(int output, Group group, Row row, int plainAt) {
-        String kind = kinds[output];
-        char what = kind.charAt(0);
+        char what = kinds[output];
         if (what == 'c') {
             return group.size;
         }
-        int index = Integer.parseInt(kind.substring(1));
+        int index = indexes[output];
         if (what == 'v') {
             return row.get(plainAt + index);
         }
@@ -370,7 +372,7 @@ public final class SlidingTimeAggregate implements
                 for (int i = 0; i < groups; i++) {
                     key.add(readValue(in));
                 }
-                Group group = new Group(key, arguments, kinds);
+                Group group = new Group(key, arguments, kinds, indexes);
                 for (int i = 0; i < arguments; i++) {
                     group.sums[i] = in.readDouble();
                     group.counts[i] = in.readLong();
