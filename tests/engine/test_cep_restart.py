@@ -31,7 +31,8 @@ from eddy.engine.run.group_topics import output_events
 # One case per stateful feature: a counting pattern with `within` over two streams, a left
 # outer window join, a table updated and read through a join by three streams, and a value
 # partition (its runtime split over Spark state keys by partition value); and the seed's
-# pattern, which runs in the vectorised followed-by operator (its pending matches are state).
+# pattern, which runs in the followed-by operator (eddy's Java one where a JDK built it; its
+# pending matches are state).
 CASE_NAMES = ("pattern_count_2_to_5_within", "join_left_outer", "table_update_expression",
               "partition_value_length_window", "pattern_seed_query2_temp_rise")
 CASES = {c.name: c for c in load_cases(["pattern", "join", "table", "partition"])

@@ -33,7 +33,8 @@ pytest.importorskip("pyspark")
 
 TEMP = "define stream TempStream (deviceID long, roomNo int, temp double);\n"
 JVM = bridge_jar() is not None
-"""With a JDK, sliding windows with current events out run in eddy's Java operator."""
+"""With a JDK, sliding windows (max/min only there) and patterns run in eddy's Java
+operators."""
 SLIDING = "jvm-window-aggregate" if JVM else "window-aggregate"
 APPS = {
     "two-windows": (TEMP + """
@@ -51,7 +52,8 @@ within 3 sec
 select e1.roomNo, e1.temp as initialTemp, e2.temp as finalTemp insert into AlertStream;
 @info(name = 'query-3') from TempStream[(roomNo >= 1 and roomNo < 3) and temp > 40]
 select roomNo, temp insert into HighTempStream;
-""", {"query-1": "window-aggregate", "query-2": "followed-by", "query-3": "spark-sql"}),
+""", {"query-1": SLIDING, "query-2": "jvm-followed-by" if JVM else "followed-by",
+      "query-3": "spark-sql"}),
     # Three vectorised windows (one emitting expired events, on timers that OtherStream's
     # rows fire too) and a runtime query whose filter runs in the JVM; the runtime's clock is
     # moved by the rows that fail it and by OtherStream's, which only a Spark SQL query
@@ -66,9 +68,12 @@ select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
 select roomNo, sum(temp) as total insert all events into TotalStream;
 @info(name = 'expiring-max') from TempStream[temp > 25]#window.time(1 sec)
 select roomNo, max(temp) as top insert expired events into TopStream;
+@info(name = 'distinct') from TempStream[temp > 25]#window.time(1 sec)
+select roomNo, distinctCount(deviceID) as devices insert expired events into DevicesStream;
 @info(name = 'other') from OtherStream[roomNo > 0] select roomNo insert into OtherOut;
-""", {"batch": "window-aggregate", "avg": SLIDING, "expiring": "window-aggregate",
-      "expiring-max": "runtime", "other": "spark-sql"}),
+""", {"batch": "window-aggregate", "avg": SLIDING, "expiring": SLIDING,
+      "expiring-max": "jvm-window-aggregate" if JVM else "runtime", "distinct": "runtime",
+      "other": "spark-sql"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]

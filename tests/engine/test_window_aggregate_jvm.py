@@ -6,7 +6,8 @@ another stream that only move the clock — through ``eddy.replay`` on Spark at 
 of 9 and all (so its state is written and read back between batches), for apps with and
 without a filter in front, grouped by an int, a string, two keys or nothing, ``time`` and
 ``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` and plain
-attributes, and beside a query the per-event runtime runs (a Java and a Python stateful
+attributes into current, expired or all events (the window's timer emitting expired events
+on rows of any stream), and beside a query the per-event runtime runs (a Java and a Python stateful
 operator in one streaming query). The outputs must equal the runtime's, event for event and
 in order. A second test checks that the plan Spark runs is the JVM's
 ``flatMapGroupsWithState``, not a Python worker.
@@ -76,6 +77,33 @@ from T#window.time(1 sec)
 select site, avg(dev) as ad, sum(temp) as s, count() as n
 group by site
 insert into O;""",
+    "global-all-events": """@info(name='q')
+from T#window.time(500 milliseconds)
+select avg(temp) as a, room, dev
+insert all events into O;""",
+    "filtered-by-room-all-events": """@info(name='q')
+from T[temp > 20.0]#window.time(1 sec)
+select room, avg(temp) as a, max(temp) as hi, count() as n, site
+group by room
+insert all events into O;""",
+    "expired-only-by-site-and-room": """@info(name='q')
+from T[ok == true]#window.time(700 milliseconds)
+select site, room, sum(temp) as s, min(room) as lo, temp
+group by site, room
+insert expired events into O;""",
+    "every-event-all-events": """@info(name='q')
+from T#window.time(300 milliseconds)
+select dev, temp, site
+insert all events into O;""",
+    "length-all-events": """@info(name='q')
+from T[temp > 20.0]#window.length(3)
+select room, avg(temp) as a, min(temp) as lo, count() as n, temp
+group by room
+insert all events into O;""",
+    "length-expired-global": """@info(name='q')
+from T#window.length(4)
+select sum(temp) as s, max(room) as r, ok
+insert expired events into O;""",
 }
 
 
@@ -96,7 +124,12 @@ def _events(seed: int, count: int = 90) -> list[dict[str, Any]]:
     return events
 
 
-def _runtime_case(name: str, app: str, inputs: list[dict[str, Any]]) -> Case:
+SCHEMAS = {"T": [["dev", "LONG"], ["room", "INT"], ["site", "STRING"], ["temp", "DOUBLE"],
+                 ["ok", "BOOL"]]}
+
+
+def runtime_case(name: str, app: str, inputs: list[dict[str, Any]],
+                 schemas: dict[str, list[list[str]]]) -> Case:
     """A case whose expected outputs are the per-event runtime's."""
     analyzed = check(app)
     runtime = build_runtime(analyzed)
@@ -104,8 +137,6 @@ def _runtime_case(name: str, app: str, inputs: list[dict[str, Any]]) -> Case:
                                for i, e in enumerate(inputs)])
     streams, queries = collect(analyzed, sort_outputs(outputs))
     streams.setdefault("O", [])
-    schemas = {"T": [["dev", "LONG"], ["room", "INT"], ["site", "STRING"],
-                     ["temp", "DOUBLE"], ["ok", "BOOL"]]}
     return Case(name, "window.time", app, inputs, streams, queries, [], schemas, True, None,
                 Path(name))
 
@@ -113,7 +144,7 @@ def _runtime_case(name: str, app: str, inputs: list[dict[str, Any]]) -> Case:
 @pytest.mark.parametrize("name", sorted(APPS))
 def test_the_java_operator_equals_the_runtime(name: str, spark: object) -> None:
     app = STREAMS + APPS[name]
-    case = _runtime_case(name, app, _events(sorted(APPS).index(name)))
+    case = runtime_case(name, app, _events(sorted(APPS).index(name)), SCHEMAS)
     assert case.expected and case.expected["O"], "the inputs should make outputs"
     with ThreadPoolExecutor(len(BATCH_SIZES)) as pool:  # a micro-batch is mostly waiting
         runs = {size: pool.submit(replay, app, case.inputs, batch_size=size)

@@ -32,6 +32,7 @@ from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
 from eddy.engine.operators.followed_by import followed_by_part, plan_followed_by
+from eddy.engine.operators.followed_by.jvm import jvm_followed_by
 from eddy.engine.operators.fused_operator import run_fused
 from eddy.engine.operators.operator_part import (
     KEY,
@@ -83,6 +84,8 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
         frames.append(native)
     frames += [_jvm_window_aggregate(analyzed, plan.choice(name), source, layout)
                for name in plan.ids("jvm-window-aggregate")]
+    frames += [_jvm_followed_by(analyzed, plan.choice(name), source, layout)
+               for name in plan.ids("jvm-followed-by")]
     parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
              else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
                                                           layout)
@@ -121,10 +124,24 @@ def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: Da
     window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout, jvm=True)
     if window is None:
         raise _disagree(choice)
-    frame = jvm_window_aggregate(analyzed, window, source, layout)
+    return _in_jvm(choice, jvm_window_aggregate(analyzed, window, source, layout))
+
+
+def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                     layout: InputLayout) -> DataFrame:
+    """The query in eddy's Java followed-by (:mod:`eddy.engine.operators.followed_by.jvm`)."""
+    pattern = plan_followed_by(analyzed, [analyzed.query(choice.query)], layout)
+    if pattern is None:
+        raise _disagree(choice)
+    return _in_jvm(choice, jvm_followed_by(analyzed, pattern, source, layout,
+                                           buckets=_buckets(choice)))
+
+
+def _in_jvm(choice: QueryChoice, frame: DataFrame | None) -> DataFrame:
     if frame is None:
-        raise RuntimeError(f"{choice.query}: planned onto eddy's Java window operator, which "
-                           "this Spark session does not have on its class path")
+        raise RuntimeError(f"{choice.query}: planned onto {choice.operator} (eddy's Java "
+                           "operator), which this Spark session does not have on its class "
+                           "path")
     return frame
 
 

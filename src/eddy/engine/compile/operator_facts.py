@@ -54,6 +54,10 @@ class EngineFacts:
         return plan is not None and self.spark_sql_problem(
             analyzed, (*plan.first_filters, *plan.second_filters)) is None
 
+    def jvm_followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
+                        streams: Sequence[str]) -> bool:
+        return bridge_jar() is not None and self.followed_by(analyzed, info, streams)
+
     def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
         plan = plan_window_join(analyzed, [info], _layout(analyzed, streams))

@@ -20,6 +20,7 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("eddy.engine.spark.jvm_classes")
 SOURCES = Path(__file__).parent / "jvm" / "src"
@@ -99,3 +100,14 @@ def _build() -> Path:
         partial.replace(jar)  # atomic: a process starting alongside sees all or nothing
     log.info("compiled eddy's JVM classes into %s", jar)
     return jar
+
+
+def jvm_class(spark: Any, name: str) -> Any | None:
+    """Class ``name`` in ``spark``'s JVM, or None when eddy's JVM classes are not on its
+    class path (no JDK to compile them): py4j answers an unknown name with a package."""
+    from py4j.java_gateway import JavaClass
+
+    found = spark._jvm
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found if isinstance(found, JavaClass) else None

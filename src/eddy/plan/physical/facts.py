@@ -40,6 +40,11 @@ class OperatorFacts(Protocol):
         """Whether the vectorised followed-by builds its kernel for ``info`` (its filters
         compiling to Spark SQL included)."""
 
+    def jvm_followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
+                        streams: Sequence[str]) -> bool:
+        """Whether eddy's Java followed-by runs ``info`` (its classes are built on this
+        machine, and the followed-by takes the query)."""
+
     def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
         """Whether the vectorised window join builds its kernel for ``info`` (its filters

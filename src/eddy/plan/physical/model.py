@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Operator = Literal["spark-sql", "jvm-window-aggregate", "window-aggregate", "followed-by",
-                   "window-join", "aggregation-step", "runtime"]
-"""``spark-sql``: Catalyst expressions in the JVM; ``jvm-window-aggregate``: eddy's own Java
-operator (a stateful operator of its own, no Python); ``window-aggregate``, ``followed-by``,
+Operator = Literal["spark-sql", "jvm-window-aggregate", "jvm-followed-by", "window-aggregate",
+                   "followed-by", "window-join", "aggregation-step", "runtime"]
+"""``spark-sql``: Catalyst expressions in the JVM; ``jvm-window-aggregate``,
+``jvm-followed-by``: eddy's own Java operators (each a stateful operator of its own, no
+Python); ``window-aggregate``, ``followed-by``,
 ``window-join``: vectorised Python operators (numpy over a micro-batch); ``aggregation-step``:
 the runtime's aggregations fed a column batch at a time; ``runtime``: the per-event runtime."""
 
@@ -19,6 +20,7 @@ VECTORISED: tuple[Operator, ...] = ("window-aggregate", "followed-by", "window-j
 
 OPERATOR_NAMES: dict[Operator, str] = {
     "spark-sql": "JVM Spark SQL", "jvm-window-aggregate": "JVM window aggregate",
+    "jvm-followed-by": "JVM followed-by",
     "window-aggregate": "vectorised window aggregate",
     "followed-by": "vectorised followed-by", "window-join": "vectorised window join",
     "aggregation-step": "vectorised aggregation step", "runtime": "per-event runtime",

@@ -11,7 +11,7 @@ so both cores work (:mod:`eddy.engine.operators.state_keys` spreads them evenly)
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from eddy.engine.operators.columnar_operator import (
@@ -50,14 +50,25 @@ def followed_by_part(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFr
                      layout: InputLayout, *, buckets: int) -> OperatorPart:
     """The operator of :func:`compile_followed_by`, to run alone or fused."""
     spec, info = plan.spec, plan.info
-    first = filter_condition(analyzed, info, 0, plan.first, plan.first_filters, layout)
-    second = filter_condition(analyzed, info, 1, plan.second, plan.second_filters, layout)
+    rows = pattern_rows(analyzed, plan, source, layout)
+    return columnar_part(rows.withColumn(OPERATOR_KEY, pattern_key(plan, source, buckets)),
+                         process, spec, Pending, info,
+                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)
+
+
+def pattern_rows(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
+                 layout: InputLayout) -> DataFrame:
+    """The rows a followed-by operator reads: the pattern's streams, with ``e1``'s filter
+    and the conditions on ``e2`` alone evaluated here in the JVM, the attribute columns and,
+    partitioned, the partition value (rows without one go nowhere)."""
+    first = filter_condition(analyzed, plan.info, 0, plan.first, plan.first_filters, layout)
+    second = filter_condition(analyzed, plan.info, 1, plan.second, plan.second_filters, layout)
     is_first = F.col(STREAM) == plan.first
     is_second = F.col(STREAM) == plan.second
     columns = [attribute_column(layout, stream, name).alias(column)
                for column, (stream, name) in plan.attributes.items()]
     rows = source.where(F.col(STREAM).isin(plan.first, plan.second))
-    if spec.partitioned:
+    if plan.spec.partitioned:
         # Siddhi's key is the value's toString: for integral values, the number says the same
         kinds = {a.type for stream, name in plan.partition_attributes.items()
                  for a in layout.attributes(stream) if a.name == name}
@@ -67,13 +78,17 @@ def followed_by_part(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFr
                            for stream, name in plan.partition_attributes.items()))
         rows = rows.withColumn(PARTITION, key).where(F.col(PARTITION).isNotNull())
         columns.append(F.col(PARTITION))
-    rows = rows.select(SEQ, TS, (is_first & first).alias(FIRST_EVENT),
+    return rows.select(SEQ, TS, (is_first & first).alias(FIRST_EVENT),
                        is_second.alias(SECOND_EVENT), (is_second & second).alias(SECOND_PASSES),
                        *columns)
-    state_key = hash_bucket([F.col(PARTITION)], buckets, source.sparkSession) \
-        if spec.partitioned else F.lit(0)
-    return columnar_part(rows.withColumn(OPERATOR_KEY, state_key), process, spec, Pending,
-                         info, [(o.name, o.type) for o in spec.selected], spec.order_prefix)
+
+
+def pattern_key(plan: FollowedByPlan, source: DataFrame, buckets: int) -> Column:
+    """The state key of :func:`pattern_rows`' rows: the planned hash buckets of the
+    partition value, or one key for an unpartitioned pattern."""
+    if plan.spec.partitioned:
+        return hash_bucket([F.col(PARTITION)], buckets, source.sparkSession)
+    return F.lit(0)
 
 
 def compiles_in_spark(analyzed: AnalyzedApp, plan: FollowedByPlan) -> bool:

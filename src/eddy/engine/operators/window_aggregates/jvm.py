@@ -4,12 +4,13 @@ Measured beside hand-written jobs (``bench/RESULTS.md``, issue 16), the vectoris
 kernel was as fast as hand-written PySpark and both were bound by the crossing into a
 Python worker (Arrow out of the JVM and back), not by the kernel: the same window written
 as a Java ``flatMapGroupsWithState`` ran 3× faster. So the shapes those kernels run on one
-state key with current events out — ``#window.time(t)`` and ``#window.length(n)`` with
-``avg``/``sum``/``count()`` per group, filters in front — and the same with ``max``/``min``,
-which no NumPy kernel keeps, run in eddy's own Java operator
+state key — ``#window.time(t)`` and ``#window.length(n)`` with ``avg``/``sum``/``count()``
+per group, filters in front, current, expired or all events out (the seed app's query-1)
+— and the same with ``max``/``min``, which no NumPy kernel keeps, run in eddy's own Java
+operator
 (``engine/spark/jvm/src/eddy/ops/SlidingTimeAggregate.java``, compiled with eddy's other JVM
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
-:mod:`.sliding_time` does. Its outputs go through the same writer columns as the Python
+:mod:`.sliding_time` and :mod:`.expiring` do. Its outputs go through the same writer columns as the Python
 operator's, so nothing downstream can tell them apart.
 
 It is used when the session has eddy's JVM classes on its class path (a machine with a JDK);
@@ -24,16 +25,20 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, StructType
 
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, runs_in_jvm
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
+    EXPIRED,
     PASS,
+    POSITION,
+    TIMER,
     operator_rows,
     output_writer,
 )
+from eddy.engine.spark.jvm_classes import jvm_class
 from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
 from eddy.lang.semantic import AnalyzedApp
 
@@ -45,7 +50,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                          layout: InputLayout) -> DataFrame | None:
     """The query's outputs in the writer's schema from the Java operator, or None when it
     does not take the query or the session lacks eddy's JVM classes."""
-    operator = _operator_class(source) if runs_in_jvm(plan) else None
+    operator = jvm_class(source.sparkSession, OPERATOR) if runs_in_jvm(plan) else None
     if operator is None:
         return None
     spec = plan.spec
@@ -56,16 +61,21 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *(F.col(c).alias(f"g{i}") for i, c in enumerate(spec.group_columns)),
         *(F.col(c).cast("double").alias(f"a{i}") for i, c in enumerate(spec.argument_columns)),
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)))
+    current_only = spec.events == "current"
+    emission = [] if current_only else [
+        StructField(POSITION, IntegerType()), StructField(EXPIRED, BooleanType()),
+        StructField(TIMER, BooleanType())]
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType())] +
-                        [StructField(f"o{i}", spark_type(out.type))
-                         for i, out in enumerate(spec.outputs)])
+                        emission + [StructField(f"o{i}", spark_type(out.type))
+                                    for i, out in enumerate(spec.outputs)])
     spark = source.sparkSession
-    jvm: Any = spark._jvm  # type: ignore[attr-defined]
+    jvm: Any = spark._jvm
     java_schema = jvm.org.apache.spark.sql.types.DataType.fromJson(output.json())
-    computed = operator.apply(laid_out._jdf, spec.window, spec.span, len(spec.group_columns),
-                              len(spec.argument_columns),
+    computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span,
+                              len(spec.group_columns), len(spec.argument_columns),
                               ",".join(_kind(out, plain) for out in spec.outputs), java_schema)
-    return writer_frame(DataFrame(computed, spark), output_writer(plan, one_per_input=True)(F.col))
+    writer = output_writer(plan, one_per_input=current_only)
+    return writer_frame(DataFrame(computed, spark), writer(F.col))
 
 
 def _kind(output: Output, plain: list[str]) -> str:
@@ -76,15 +86,3 @@ def _kind(output: Output, plain: list[str]) -> str:
     if output.kind == "count":
         return "c"
     return f"{_KINDS[output.kind]}{output.argument}"
-
-
-def _operator_class(source: DataFrame) -> Any | None:
-    """The Java operator's class in the session's JVM, or None when eddy's JVM classes are
-    not on its class path (no JDK to compile them)."""
-    from py4j.java_gateway import JavaClass
-
-    jvm: Any = source.sparkSession._jvm  # type: ignore[attr-defined]
-    found = jvm
-    for part in OPERATOR.split("."):
-        found = getattr(found, part)
-    return found if isinstance(found, JavaClass) else None

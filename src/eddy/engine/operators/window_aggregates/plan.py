@@ -31,7 +31,7 @@ SLIDING = ("time", "length")
 
 
 JVM_WINDOWS = ("time", "length")
-"""Windows eddy's Java operator runs (current events out, one state key): :mod:`.jvm`."""
+"""Windows eddy's Java operator runs (one state key): :mod:`.jvm`."""
 _EXTREME_TYPES = (AttrType.INT, AttrType.DOUBLE)
 """Argument types of ``max``/``min`` the Java operator keeps exactly (as doubles)."""
 
@@ -87,8 +87,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                           layout: InputLayout, *, jvm: bool = False) -> WindowPlan | None:
     """The plan when ``rest`` (the group's queries that are not native) is one query of the
     shape above, else None. ``jvm``: eddy's Java operator is there, so a ``time`` or
-    ``length`` window with current events out may also select ``max``/``min`` of an int or
-    double."""
+    ``length`` window may also select ``max``/``min`` of an int or double."""
     if len(rest) != 1 or analyzed.partitions:
         return None
     if any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
@@ -138,7 +137,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         return None  # double keys group by Double.equals (NaN, -0.0): left to the runtime
     arguments: list[str] = []
     outputs: list[Output] = []
-    extremes = jvm and window.name in JVM_WINDOWS and events == "current"
+    extremes = jvm and window.name in JVM_WINDOWS
     for item, attribute in zip(selector.attributes, info.outputs):
         output = _output(item.expression, attribute.name, column_of, types, arguments,
                          extremes)
@@ -160,9 +159,9 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
 
 
 def runs_in_jvm(plan: WindowPlan) -> bool:
-    """Whether eddy's Java operator takes ``plan``: a sliding ``time`` or ``length`` window,
-    current events out (on one state key: :mod:`.jvm`)."""
-    return plan.spec.window in JVM_WINDOWS and plan.spec.events == "current"
+    """Whether eddy's Java operator takes ``plan``: a sliding ``time`` or ``length`` window
+    (on one state key: :mod:`.jvm`)."""
+    return plan.spec.window in JVM_WINDOWS
 
 
 def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str, AttrType],

@@ -10,8 +10,12 @@ split into equality keys, Spark SQL filters and numpy columns).
 
 Exact because each ``e1`` starts one partial match that the first later matching ``S2``
 event completes unless ``within`` expired it, which the kernel computes per key in input
-order; a standalone query's outputs depend on the group's input rows alone. State: hash buckets of the partition value (a key's instance lives in one bucket,
-as in Siddhi each key has its own pattern), or one key for an unpartitioned pattern.
+order; a standalone query's outputs depend on the group's input rows alone. State: hash
+buckets of the partition value (a key's instance lives in one bucket, as in Siddhi each key
+has its own pattern), or one key for an unpartitioned pattern. When eddy's JVM classes are
+built on this machine (the engine's facts say so) the same plan runs in eddy's Java
+operator (:mod:`eddy.engine.operators.followed_by.jvm`: the reference's steps event by
+event, matches indexed by key, and no crossing into a Python worker).
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ def _place(planning: Planning, info: QueryInfo) -> None:
                       if isinstance(p, ast.ValuePartitionType)
                       and isinstance(p.expression, ast.Variable) and p.stream in streams}
         key = StateKey("buckets", tuple(sorted(attributes.items())), BUCKETS)
-    planning.choose(QueryChoice(
-        info.id, "followed-by", key, NAME,
-        "it is an 'every e1 -> e2' pattern whose condition is keyed by equalities"))
+    why = "it is an 'every e1 -> e2' pattern whose condition is keyed by equalities"
+    if planning.facts.jvm_followed_by(analyzed, info, planning.sources.streams):
+        planning.choose(QueryChoice(info.id, "jvm-followed-by", key, NAME,
+                                    why + ": eddy's Java operator, no crossing into Python"))
+    else:
+        planning.choose(QueryChoice(info.id, "followed-by", key, NAME, why))

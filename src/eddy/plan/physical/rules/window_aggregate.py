@@ -14,7 +14,7 @@ whether it can).
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
 group's input rows alone (other queries in other operators do not change them). A ``time``
-or ``length`` window on one key with current events out runs in eddy's Java operator
+or ``length`` window on one key runs in eddy's Java operator
 (:mod:`eddy.engine.operators.window_aggregates.jvm`: the same steps, and no crossing into a
 Python worker) when eddy's JVM classes are built on this machine (the engine's facts say
 so); ``max``/``min``, which only that operator keeps, are taken only then. Its state is one
@@ -58,9 +58,11 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     assert isinstance(source, ast.SingleInputStream)
     window = source.handlers[-1]
     assert isinstance(window, ast.Window)
+    output = info.query.output
+    events = output.event_type if isinstance(output, ast.InsertIntoStream) else "current"
     planning.choose(QueryChoice(
         info.id, "jvm-window-aggregate", ONE_KEY, NAME,
-        f"it aggregates a #window.{window.name} of {source.stream} into current events: "
+        f"it aggregates a #window.{window.name} of {source.stream} into {events} events: "
         "eddy's Java operator, no crossing into Python"))
 
 

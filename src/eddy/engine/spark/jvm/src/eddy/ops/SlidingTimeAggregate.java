@@ -7,11 +7,11 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -29,9 +29,9 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A Siddhi {@code #window.time(t)} or {@code #window.length(n)} with {@code avg}/{@code sum}/
- * {@code count()}/{@code max}/{@code min} per group and current events out, run inside the
- * JVM (Spark's {@code flatMapGroupsWithState}) instead of a Python worker: the rows never
- * cross into Python.
+ * {@code count()}/{@code max}/{@code min} per group, current, expired or all events out, run
+ * inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a Python worker: the
+ * rows never cross into Python.
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -45,16 +45,34 @@ import org.apache.spark.sql.types.StructType;
  * the group's events in the window; a group whose sums, counts and size are back to zero is
  * forgotten, as the runtime's {@code canDestroy} does.
  *
+ * <p>When expired events are outputs too ({@code insert all events}/{@code expired events})
+ * an event must leave exactly when, and in the emission where, the runtime lets it go (as
+ * {@code eddy.engine.operators.window_aggregates.expiring} does, vectorised): each queued
+ * event keeps {@code M}, the largest timestamp of the passing events up to it; a passing
+ * event with a timestamp above every earlier one asks for a timer at {@code ts + span}; a row
+ * that is not late ({@code ts >=} the clock before it) fires the timers it reached, and the
+ * first one expires every head with {@code M <= clock - span} as one emission; a passing row
+ * expires the same way (a length window: pushes out its head when full), then enters, and
+ * emits {@code [expired..., current]} as one chunk. The selector sees a chunk at once: per
+ * group, in order of the group's first selected event, the last selected event goes out with
+ * the group's aggregates as they were right after it (without {@code group by}: the
+ * chunk's last; with neither {@code group by} nor an aggregate: every selected event). An
+ * expired event carries its own selected values and the clock as its timestamp.
+ *
  * <p>Input row layout (positions): {@code _seq} long, {@code _ts} long, event (false: an
  * on-demand query row, refused), passes (boolean), the state key (int), then the group
  * columns, the arguments (as doubles) and the selected plain columns, in the order the
- * caller declares them. Output: {@code _seq}, {@code _ts}, then one column per selected
+ * caller declares them. Output: {@code _seq}, {@code _ts}, (when expired events are outputs:
+ * {@code _i} the position in its emission, {@code _x} expired, {@code _timer} emitted by the
+ * window's timer,) then one column per selected
  * attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c} the
  * count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the sum/average/maximum/minimum
  * of argument i; an extreme of an int argument goes out as an int).
  *
- * <p>State, one binary value per state key: the clock, each group's key, sums, counts and
- * size, and the queue; written whole each micro-batch (the window of one key).
+ * <p>State, one binary value per state key: the clock, the largest passing timestamp, the
+ * pending timers, each group's key, sums, counts and size, and the queue (with each event's
+ * selected values when expired events are outputs); written whole each micro-batch (the
+ * window of one key).
  */
 public final class SlidingTimeAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
@@ -62,6 +80,14 @@ public final class SlidingTimeAggregate implements
     private static final int FIRST = 5;
 
     private final boolean length;
+    /** Which events go out: current ones, expired ones (then {@link #expiring}), or both. */
+    private final boolean current;
+    private final boolean expired;
+    private final boolean expiring;
+    /** Neither {@code group by} nor an aggregate: every selected event of a chunk goes out. */
+    private final boolean everyEvent;
+    private final int plains;
+    private final int firstValue;
     private final long span;
     private final int groups;
     private final int arguments;
@@ -71,9 +97,13 @@ public final class SlidingTimeAggregate implements
     private final int[] indexes;
     private final boolean[] integral;
 
-    private SlidingTimeAggregate(String window, long span, int groups, int arguments,
-                                 String[] kinds, StructType output) {
+    private SlidingTimeAggregate(String window, String events, long span, int groups,
+                                 int arguments, String[] kinds, StructType output) {
         this.length = "length".equals(window);
+        this.current = !"expired".equals(events);
+        this.expired = !"current".equals(events);
+        this.expiring = expired;
+        this.firstValue = expiring ? 5 : 2;
         this.span = span;
         this.groups = groups;
         this.arguments = arguments;
@@ -84,18 +114,31 @@ public final class SlidingTimeAggregate implements
             this.kinds[i] = kinds[i].charAt(0);
             this.indexes[i] = kinds[i].length() > 1
                     ? Integer.parseInt(kinds[i].substring(1)) : -1;
-            integral[i] = output.fields()[2 + i].dataType() instanceof IntegerType;
+            integral[i] = output.fields()[firstValue + i].dataType() instanceof IntegerType;
         }
+        int plain = 0;
+        boolean aggregates = false;
+        for (int i = 0; i < kinds.length; i++) {
+            if (this.kinds[i] == 'v') {
+                plain = Math.max(plain, indexes[i] + 1);
+            } else {
+                aggregates = true;
+            }
+        }
+        this.plains = plain;
+        this.everyEvent = groups == 0 && !aggregates;
     }
 
     /**
      * The outputs of {@code rows} (laid out as the class says) in {@code output}'s schema;
-     * {@code kinds} as a comma-separated list.
+     * {@code kinds} as a comma-separated list, {@code events} {@code current}, {@code expired}
+     * or {@code all}.
      */
-    public static Dataset<Row> apply(Dataset<Row> rows, String window, long span, int groups,
-                                     int arguments, String kinds, StructType output) {
-        SlidingTimeAggregate step = new SlidingTimeAggregate(window, span, groups, arguments,
-                kinds.isEmpty() ? new String[0] : kinds.split(","), output);
+    public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
+                                     long span, int groups, int arguments, String kinds,
+                                     StructType output) {
+        SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, groups,
+                arguments, kinds.isEmpty() ? new String[0] : kinds.split(","), output);
         return rows.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(4), Encoders.INT())
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -217,24 +260,59 @@ public final class SlidingTimeAggregate implements
         }
     }
 
-    /** An event in the window. */
+    /** An event in the window: {@code ts} is its {@code M} (see the class comment), which
+     *  leaves exactly when its own timestamp would under the head-first rule. */
     static final class Entry {
         final long ts;
         final Group group;
         final double[] values;
+        /** Its selected plain values, kept only when expired events are outputs. */
+        final Object[] plain;
 
-        Entry(long ts, Group group, double[] values) {
+        Entry(long ts, Group group, double[] values, Object[] plain) {
             this.ts = ts;
             this.group = group;
             this.values = values;
+            this.plain = plain;
         }
     }
 
     /** The window of one state key. */
     static final class Window {
         long clock;
+        long last = Long.MIN_VALUE;
+        final ArrayDeque<Long> timers = new ArrayDeque<>();
         final Map<List<Object>, Group> groups = new HashMap<>();
         final ArrayDeque<Entry> queue = new ArrayDeque<>();
+    }
+
+    /** One emission's selected outputs, per group in order of its first selected event
+     *  (the value: the output right after the group's last selected event). */
+    final class Chunk {
+        final Map<Object, Object[]> outputs = new LinkedHashMap<>();
+
+        void select(Group group, Object[] plain, long seq, long ts, boolean leaving) {
+            if (leaving ? !expired : !current) {
+                return;
+            }
+            Object[] emitted = new Object[firstValue + kinds.length];
+            emitted[0] = seq;
+            emitted[1] = ts;
+            emitted[3] = leaving;
+            for (int i = 0; i < kinds.length; i++) {
+                emitted[firstValue + i] = value(i, group, plain);
+            }
+            outputs.put(everyEvent ? Integer.valueOf(outputs.size()) : group.key, emitted);
+        }
+
+        void emitTo(List<Row> out, boolean timer) {
+            int position = 0;
+            for (Object[] emitted : outputs.values()) {
+                emitted[2] = position++;
+                emitted[4] = timer;
+                out.add(RowFactory.create(emitted));
+            }
+        }
     }
 
     @Override
@@ -252,7 +330,12 @@ public final class SlidingTimeAggregate implements
                         + "operator does not keep");
             }
             long ts = row.getLong(1);
+            boolean late = ts < window.clock;
             window.clock = Math.max(window.clock, ts);
+            if (expiring) {
+                expiringStep(window, row, ts, late, out, argumentsAt, plainAt);
+                continue;
+            }
             long threshold = window.clock - span;
             while (!length && !window.queue.isEmpty()
                     && window.queue.peekFirst().ts <= threshold) {
@@ -264,24 +347,13 @@ public final class SlidingTimeAggregate implements
             if (length && window.queue.size() >= span) {  // the new event pushes out the head
                 remove(window, window.queue.pollFirst());
             }
-            List<Object> groupKey = new ArrayList<>(groups);
-            for (int i = 0; i < groups; i++) {
-                groupKey.add(row.get(FIRST + i));
-            }
-            Group group = window.groups.computeIfAbsent(groupKey,
-                    k -> new Group(k, arguments, kinds, indexes));
-            double[] values = new double[arguments];
-            for (int i = 0; i < arguments; i++) {
-                values[i] = row.isNullAt(argumentsAt + i) ? Double.NaN
-                        : row.getDouble(argumentsAt + i);
-            }
-            group.add(values);
-            window.queue.addLast(new Entry(ts, group, values));
+            Group group = enter(window, row, ts, argumentsAt, null);
             Object[] emitted = new Object[2 + kinds.length];
             emitted[0] = row.getLong(0);
             emitted[1] = ts;
             for (int i = 0; i < kinds.length; i++) {
-                emitted[2 + i] = value(i, group, row, plainAt);
+                emitted[2 + i] = kinds[i] == 'v' ? row.get(plainAt + indexes[i])
+                        : value(i, group, null);
             }
             out.add(RowFactory.create(emitted));
         }
@@ -289,14 +361,86 @@ public final class SlidingTimeAggregate implements
         return out.iterator();
     }
 
-    private Object value(int output, Group group, Row row, int plainAt) {
+    /** One row when expired events are outputs: the timer's emission, then the row's. */
+    private void expiringStep(Window window, Row row, long ts, boolean late, List<Row> out,
+                              int argumentsAt, int plainAt) {
+        long seq = row.getLong(0);
+        if (!length && !late) {
+            boolean fired = false;
+            while (!window.timers.isEmpty() && window.timers.peekFirst() <= window.clock) {
+                window.timers.pollFirst();
+                fired = true;
+            }
+            if (fired) {
+                Chunk chunk = new Chunk();
+                expire(window, chunk, seq);
+                chunk.emitTo(out, true);
+            }
+        }
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        Chunk chunk = new Chunk();
+        if (!length) {
+            expire(window, chunk, seq);
+        } else if (window.queue.size() >= span) {
+            leave(window, chunk, seq);
+        }
+        Object[] plain = new Object[plains];
+        for (int i = 0; i < plains; i++) {
+            plain[i] = row.get(plainAt + i);
+        }
+        if (!length && ts > window.last) {
+            window.timers.addLast(ts + span);
+        }
+        Group group = enter(window, row, ts, argumentsAt, plain);
+        chunk.select(group, plain, seq, ts, false);
+        chunk.emitTo(out, false);
+    }
+
+    /** Every head due by the clock leaves, into {@code chunk}. */
+    private void expire(Window window, Chunk chunk, long seq) {
+        long threshold = window.clock - span;
+        while (!window.queue.isEmpty() && window.queue.peekFirst().ts <= threshold) {
+            leave(window, chunk, seq);
+        }
+    }
+
+    private void leave(Window window, Chunk chunk, long seq) {
+        Entry entry = window.queue.pollFirst();
+        remove(window, entry);
+        chunk.select(entry.group, entry.plain, seq, window.clock, true);
+    }
+
+    /** The passing row enters the window; its group. */
+    private Group enter(Window window, Row row, long ts, int argumentsAt, Object[] plain) {
+        List<Object> groupKey = new ArrayList<>(groups);
+        for (int i = 0; i < groups; i++) {
+            groupKey.add(row.get(FIRST + i));
+        }
+        Group group = window.groups.computeIfAbsent(groupKey,
+                k -> new Group(k, arguments, kinds, indexes));
+        double[] values = new double[arguments];
+        for (int i = 0; i < arguments; i++) {
+            values[i] = row.isNullAt(argumentsAt + i) ? Double.NaN
+                    : row.getDouble(argumentsAt + i);
+        }
+        group.add(values);
+        window.last = Math.max(window.last, ts);
+        window.queue.addLast(new Entry(window.last, group, values, plain));
+        return group;
+    }
+
+    /** Selected attribute {@code output} of {@code group} as it is now ({@code plain}: the
+     *  event's selected plain values). */
+    private Object value(int output, Group group, Object[] plain) {
         char what = kinds[output];
         if (what == 'c') {
             return group.size;
         }
         int index = indexes[output];
         if (what == 'v') {
-            return row.get(plainAt + index);
+            return plain[index];
         }
         if (what == 'M' || what == 'm') {
             Double extreme = group.extremes[output].value();
@@ -325,13 +469,18 @@ public final class SlidingTimeAggregate implements
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeLong(window.clock);
+            out.writeLong(window.last);
+            out.writeInt(window.timers.size());
+            for (long due : window.timers) {
+                out.writeLong(due);
+            }
             Map<Group, Integer> numbers = new HashMap<>();
             List<Group> live = new ArrayList<>(window.groups.values());
             out.writeInt(live.size());
             for (Group group : live) {
                 numbers.put(group, numbers.size());
                 for (Object value : group.key) {
-                    writeValue(out, value);
+                    StateValues.write(out, value);
                 }
                 for (int i = 0; i < arguments; i++) {
                     out.writeDouble(group.sums[i]);
@@ -354,6 +503,11 @@ public final class SlidingTimeAggregate implements
                 for (double value : entry.values) {
                     out.writeDouble(value);
                 }
+                if (expiring) {
+                    for (Object value : entry.plain) {
+                        StateValues.write(out, value);
+                    }
+                }
             }
         } catch (IOException error) {
             throw new UncheckedIOException(error);
@@ -365,12 +519,16 @@ public final class SlidingTimeAggregate implements
         Window window = new Window();
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(state))) {
             window.clock = in.readLong();
+            window.last = in.readLong();
+            for (int t = in.readInt(); t > 0; t--) {
+                window.timers.addLast(in.readLong());
+            }
             int count = in.readInt();
             List<Group> numbered = new ArrayList<>(count);
             for (int g = 0; g < count; g++) {
                 List<Object> key = new ArrayList<>(groups);
                 for (int i = 0; i < groups; i++) {
-                    key.add(readValue(in));
+                    key.add(StateValues.read(in));
                 }
                 Group group = new Group(key, arguments, kinds, indexes);
                 for (int i = 0; i < arguments; i++) {
@@ -396,47 +554,18 @@ public final class SlidingTimeAggregate implements
                 for (int i = 0; i < arguments; i++) {
                     values[i] = in.readDouble();
                 }
-                window.queue.addLast(new Entry(ts, group, values));
+                Object[] plain = null;
+                if (expiring) {
+                    plain = new Object[plains];
+                    for (int i = 0; i < plains; i++) {
+                        plain[i] = StateValues.read(in);
+                    }
+                }
+                window.queue.addLast(new Entry(ts, group, values, plain));
             }
         } catch (IOException error) {
             throw new UncheckedIOException(error);
         }
         return window;
-    }
-
-    private static void writeValue(DataOutputStream out, Object value) throws IOException {
-        if (value == null) {
-            out.writeByte(0);
-        } else if (value instanceof Integer) {
-            out.writeByte(1);
-            out.writeInt((Integer) value);
-        } else if (value instanceof Long) {
-            out.writeByte(2);
-            out.writeLong((Long) value);
-        } else if (value instanceof String) {
-            byte[] text = ((String) value).getBytes(StandardCharsets.UTF_8);
-            out.writeByte(3);
-            out.writeInt(text.length);
-            out.write(text);
-        } else if (value instanceof Boolean) {
-            out.writeByte(4);
-            out.writeBoolean((Boolean) value);
-        } else {
-            throw new IllegalArgumentException("a group key of type " + value.getClass());
-        }
-    }
-
-    private static Object readValue(DataInputStream in) throws IOException {
-        switch (in.readByte()) {
-            case 0: return null;
-            case 1: return in.readInt();
-            case 2: return in.readLong();
-            case 3:
-                byte[] text = new byte[in.readInt()];
-                in.readFully(text);
-                return new String(text, StandardCharsets.UTF_8);
-            case 4: return in.readBoolean();
-            default: throw new IOException("a corrupt window state");
-        }
     }
 }

@@ -1,0 +1,120 @@
+"""``every e1=S1[f] -> e2=S2[c] within t`` in the JVM: the rows never cross into Python.
+
+The NumPy operator (:mod:`.matching`) is as fast as its kernel allows, but every row it
+reads crosses from the JVM into a Python worker and its outputs cross back (the cost
+``bench/RESULTS.md`` measured for the window aggregates, issue 16). eddy's own Java operator
+(``engine/spark/jvm/src/eddy/ops/FollowedBy.java``, with the residual condition in
+``Expression.java``) runs the same plan — the same rows (:func:`.spark.pattern_rows`), the
+same state keys, the same equality keys and residual (a :class:`~eddy.engine.operators.
+columnar_expressions.Node` tree, sent as JSON) — event by event in the reference's order,
+its pending matches indexed by key. Its outputs go through the same writer columns as the
+Python operator's.
+
+Used when the session has eddy's JVM classes (a machine with a JDK): the planner's facts ask.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+
+from eddy.engine.operators.columnar_expressions import POSITION, Node
+from eddy.engine.operators.columnar_operator import writer
+from eddy.engine.operators.followed_by.matching import (
+    FIRST_EVENT,
+    PARTITION,
+    SECOND_EVENT,
+    SECOND_PASSES,
+)
+from eddy.engine.operators.followed_by.plan import FIRST, FollowedByPlan, FollowedBySpec
+from eddy.engine.operators.followed_by.spark import pattern_key, pattern_rows
+from eddy.engine.operators.operator_part import writer_frame
+from eddy.engine.spark.jvm_classes import jvm_class
+from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
+from eddy.lang.ast import AttrType
+from eddy.lang.semantic import AnalyzedApp
+
+OPERATOR = "eddy.ops.FollowedBy"
+_COLUMNS_AT = 7
+"""Where the operator's columns start in its input rows (see the Java class comment)."""
+
+
+def jvm_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
+                    layout: InputLayout, *, buckets: int) -> DataFrame | None:
+    """The query's outputs in the writer's schema from the Java operator, or None when the
+    session lacks eddy's JVM classes."""
+    operator = jvm_class(source.sparkSession, OPERATOR)
+    if operator is None:
+        return None
+    spec = plan.spec
+    columns = [column for column, _ in spec.columns]
+    physical = dict(spec.physical)
+    rows = pattern_rows(analyzed, plan, source, layout)
+    laid_out = rows.select(
+        SEQ, TS, FIRST_EVENT, SECOND_EVENT, SECOND_PASSES,
+        pattern_key(plan, source, buckets).cast("int").alias("_key"),
+        F.col(PARTITION) if spec.partitioned else F.lit(0).cast("long").alias(PARTITION),
+        *(F.col(physical[c]).alias(f"c{i}") for i, c in enumerate(columns)))
+    output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType()),
+                         StructField(POSITION, IntegerType())] +
+                        [StructField(f"o{i}", spark_type(o.type))
+                         for i, o in enumerate(spec.selected)])
+    spark = source.sparkSession
+    jvm: Any = spark._jvm
+    java_schema = jvm.org.apache.spark.sql.types.DataType.fromJson(output.json())
+    computed = operator.apply(laid_out._jdf, json.dumps(operator_spec(spec)), java_schema)
+    selected = [(o.name, o.type) for o in spec.selected]
+    return writer_frame(DataFrame(computed, spark),
+                        writer(plan.info, selected, spec.order_prefix)(F.col))
+
+
+def operator_spec(spec: FollowedBySpec) -> dict[str, Any]:
+    """The Java operator's spec (its class comment): row positions of the columns, the
+    first event's kept columns, the keys, the residual and the selection."""
+    columns = [column for column, _ in spec.columns]
+    firsts = [c for c in columns if c.startswith(FIRST)]
+
+    def place(column: str) -> tuple[int, int]:
+        """(0, index among the kept e1 values) or (1, row position)."""
+        if column.startswith(FIRST):
+            return 0, firsts.index(column)
+        return 1, _COLUMNS_AT + columns.index(column)
+
+    def node(tree: Node) -> dict[str, Any]:
+        found: dict[str, Any] = {"op": tree.op, "type": tree.type.name,
+                                 "children": [node(child) for child in tree.children]}
+        if tree.operand is not None:
+            found["operand"] = tree.operand.name
+        if tree.op == "col":
+            found["side"], found["index"] = place(tree.value)
+        elif tree.op == "const":
+            found["value"] = _constant(tree.value, tree.type)
+        return found
+
+    return {"within": spec.within,
+            "firsts": [_COLUMNS_AT + columns.index(c) for c in firsts],
+            "keys": [[firsts.index(a), _COLUMNS_AT + columns.index(b)] for a, b in spec.keys],
+            "residual": None if spec.residual is None else node(spec.residual),
+            "selected": [list(place(o.column)) for o in spec.selected]}
+
+
+def _constant(value: Any, kind: AttrType) -> str | None:
+    """A constant as the text Java parses back exactly (a double's shortest repr; Java's
+    names for the infinities and NaN)."""
+    if value is None:
+        return None
+    if kind is AttrType.DOUBLE:
+        number = float(value)
+        if math.isnan(number):
+            return "NaN"
+        if math.isinf(number):
+            return "Infinity" if number > 0 else "-Infinity"
+        return repr(number)
+    if kind is AttrType.BOOL:
+        return "true" if value else "false"
+    return str(int(value)) if kind in (AttrType.INT, AttrType.LONG) else str(value)
