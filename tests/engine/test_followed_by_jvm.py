@@ -2,8 +2,9 @@
 against the per-event runtime.
 
 Random events — timestamps that tie and go back, null keys and values, a third stream the
-pattern does not read — through ``eddy.replay`` on Spark at micro-batches of 7 and all (so
-its state is written and read back between batches), for patterns of the operator's shape:
+pattern does not read — through ``eddy.replay`` on Spark at micro-batches of 40 and all (so
+its state is written and read back between batches), for patterns of the operator's shape
+(in one app, :func:`test_window_aggregate_jvm.combined`):
 one stream or two, partitioned or not, with and without ``within``, integral, string and
 no equality keys, residual conditions with arithmetic, division, ``or``/``not``/``is
 null`` and constants, beside a window in eddy's other Java operator. The outputs must equal
@@ -14,26 +15,26 @@ is the JVM's ``flatMapGroupsWithState``, not a Python worker.
 from __future__ import annotations
 
 import random
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from conformance import compare_case
-from test_window_aggregate_jvm import runtime_case
+from test_window_aggregate_jvm import (
+    assert_runs_in_the_jvm,
+    combined,
+    equals_the_runtime,
+    runtime_case,
+)
 
-from eddy.engine.compile.group_query import compile_group
 from eddy.engine.compile.operator_facts import physical_plan
-from eddy.engine.run.replay import replay, source_schema
+from eddy.engine.run.replay import replay
 from eddy.engine.spark.jvm_classes import bridge_jar
 from eddy.engine.spark.row_layout import input_layout
-from eddy.engine.spark.spool_source import FORMAT, register_sources
 from eddy.lang import check
 
 pytestmark = pytest.mark.skipif(bridge_jar() is None, reason="needs a JDK to build eddy's "
                                 "Java operators")
 
-BATCH_SIZES = (7, 0)
 STREAMS = """@app:playback
 define stream A (k int, v double, s string, n long);
 define stream B (k long, v double, s string, n long);
@@ -88,33 +89,18 @@ SCHEMAS = {"A": [["k", "INT"], ["v", "DOUBLE"], ["s", "STRING"], ["n", "LONG"]],
            "C": [["x", "INT"]]}
 
 
-@pytest.mark.parametrize("name", sorted(APPS))
-def test_the_java_followed_by_equals_the_runtime(name: str, spark: object) -> None:
-    app = STREAMS + APPS[name]
+def test_the_java_followed_by_equals_the_runtime(spark: object) -> None:
+    app = STREAMS + combined(APPS)
     analyzed = check(app)
     plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
-    assert plan.choice("q").operator == "jvm-followed-by"
-    case = runtime_case(name, app, _events(sorted(APPS).index(name)), SCHEMAS)
-    assert case.expected and case.expected["O"], "the inputs should make outputs"
-    with ThreadPoolExecutor(len(BATCH_SIZES)) as pool:  # a micro-batch is mostly waiting
-        runs = {size: pool.submit(replay, app, case.inputs, batch_size=size)
-                for size in BATCH_SIZES}
-        for size, run in runs.items():
-            result = run.result()
-            problems = compare_case(case, result.streams, result.queries, result.store)
-            assert not problems, f"batch size {size or 'all'}:\n" + "\n".join(problems)
+    operators = {c.query: c.operator for c in plan.queries}
+    assert {q for q, op in operators.items() if op == "jvm-followed-by"} == \
+        {f"q{i}" for i in range(len(APPS))}, operators
+    equals_the_runtime(app, _events(4, 200), SCHEMAS)
 
 
 def test_the_pattern_runs_in_the_jvm(spark: Any) -> None:
-    app = STREAMS + APPS["seed"]
-    layout = input_layout(check(app))
-    register_sources(spark)
-    with tempfile.TemporaryDirectory() as spool:
-        source = (spark.readStream.format(FORMAT).schema(source_schema(layout))
-                  .option("path", spool).load())
-        plan = compile_group(app, source, layout)._jdf.queryExecution().logical().toString()
-    assert "FlatMapGroupsWithState" in plan, plan
-    assert "PandasWithState" not in plan, plan
+    assert_runs_in_the_jvm(spark, STREAMS + APPS["seed"])
 
 
 def test_within_is_inclusive_at_its_bound(spark: Any) -> None:

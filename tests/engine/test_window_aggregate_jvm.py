@@ -3,28 +3,30 @@
 
 Random events — timestamps that tie and go back, null arguments, several groups, rows of
 another stream that only move the clock — through ``eddy.replay`` on Spark at micro-batches
-of 9 and all (so its state is written and read back between batches), for apps with and
+of 40 and all (so its state is written and read back between batches), for queries with and
 without a filter in front, grouped by an int, a string, two keys or nothing, ``time`` and
 ``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` and plain
 attributes into current, expired or all events (the window's timer emitting expired events
-on rows of any stream), and beside a query the per-event runtime runs (a Java and a Python stateful
-operator in one streaming query). The outputs must equal the runtime's, event for event and
-in order. A second test checks that the plan Spark runs is the JVM's
-``flatMapGroupsWithState``, not a Python worker.
+on rows of any stream), and beside a query the per-event runtime runs (Java and Python
+stateful operators in one streaming query), all of them in one app (one replay: the cost is
+in the micro-batches). The outputs must equal the runtime's, event for event and in order.
+A second test checks that the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not
+a Python worker.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conformance import Case, compare_case
 
 from eddy.engine.compile.group_query import compile_group
+from eddy.engine.compile.operator_facts import physical_plan
 from eddy.engine.run.replay import replay, source_schema
 from eddy.engine.spark.row_layout import input_layout
 from eddy.engine.spark.spool_source import FORMAT, register_sources
@@ -33,7 +35,7 @@ from eddy.runtime.driver import collect
 from eddy.runtime.group import build_runtime
 from eddy.runtime.model import InputEvent, sort_outputs
 
-BATCH_SIZES = (9, 0)
+BATCH_SIZES = (40, 0)
 STREAMS = """@app:playback
 define stream T (dev long, room int, site string, temp double, ok bool);
 define stream Other (x int);
@@ -136,16 +138,29 @@ def runtime_case(name: str, app: str, inputs: list[dict[str, Any]],
     outputs = runtime.process([InputEvent(i, e["timestamp"], e["stream"], tuple(e["data"]))
                                for i, e in enumerate(inputs)])
     streams, queries = collect(analyzed, sort_outputs(outputs))
-    streams.setdefault("O", [])
     return Case(name, "window.time", app, inputs, streams, queries, [], schemas, True, None,
                 Path(name))
 
 
-@pytest.mark.parametrize("name", sorted(APPS))
-def test_the_java_operator_equals_the_runtime(name: str, spark: object) -> None:
-    app = STREAMS + APPS[name]
-    case = runtime_case(name, app, _events(sorted(APPS).index(name)), SCHEMAS)
-    assert case.expected and case.expected["O"], "the inputs should make outputs"
+def combined(apps: dict[str, str]) -> str:
+    """The queries of ``apps`` as one app: the queries of app number ``i`` (in name order)
+    are named ``<name>i`` and insert into ``<stream>_i``. One replay runs them all (each
+    query stands alone in its own operator, so the others do not change its outputs)."""
+    parts = []
+    for i, (_, text) in enumerate(sorted(apps.items())):
+        text = re.sub(r"@info\(name='(\w+)'\)", rf"@info(name='\g<1>{i}')", text)
+        parts.append(re.sub(r"\binto (\w+);", rf"into \g<1>_{i};", text))
+    return "\n".join(parts)
+
+
+def equals_the_runtime(app: str, inputs: list[dict[str, Any]],
+                       schemas: dict[str, list[list[str]]]) -> None:
+    """``app`` through ``eddy.replay`` at each of :data:`BATCH_SIZES` gives the per-event
+    runtime's outputs."""
+    case = runtime_case("combined", app, inputs, schemas)
+    silent = {q.target for q in check(app).queries} - \
+        {stream for stream, events in case.expected.items() if events}
+    assert not silent, f"the inputs should make outputs for every query: none for {silent}"
     with ThreadPoolExecutor(len(BATCH_SIZES)) as pool:  # a micro-batch is mostly waiting
         runs = {size: pool.submit(replay, app, case.inputs, batch_size=size)
                 for size in BATCH_SIZES}
@@ -155,8 +170,22 @@ def test_the_java_operator_equals_the_runtime(name: str, spark: object) -> None:
             assert not problems, f"batch size {size or 'all'}:\n" + "\n".join(problems)
 
 
+def test_the_java_operator_equals_the_runtime(spark: object) -> None:
+    app = STREAMS + combined(APPS)
+    analyzed = check(app)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    operators = {c.query: c.operator for c in plan.queries}
+    assert {q for q, op in operators.items() if op != "jvm-window-aggregate"} == \
+        {f"r{sorted(APPS).index('beside-the-runtime')}"}, operators
+    equals_the_runtime(app, _events(1, 160), SCHEMAS)
+
+
 def test_the_plan_runs_in_the_jvm(spark: Any) -> None:
-    app = STREAMS + APPS["filtered-by-room"]
+    assert_runs_in_the_jvm(spark, STREAMS + APPS["filtered-by-room"])
+
+
+def assert_runs_in_the_jvm(spark: Any, app: str) -> None:
+    """The Spark plan of ``app`` is the JVM's ``flatMapGroupsWithState``, no Python worker."""
     layout = input_layout(check(app))
     register_sources(spark)
     with tempfile.TemporaryDirectory() as spool:

@@ -558,3 +558,38 @@ def test_a_value_partition_may_be_split_over_spark_state_keys_only_when_nothing_
         analyzed = check("@app:playback\n" + P + app)
         runtime_queries = [q.id for q in analyzed.queries]
         assert partition_attributes(analyzed, runtime_queries, ["S", "C"]) == expected, app
+
+
+def test_a_partition_after_queries_is_found_by_its_element_index() -> None:
+    """A query's ``partition`` is the partition's place among the app's elements, not in
+    ``analyzed.partitions``: with queries before it, an absent pattern over the partition's
+    inner stream, its runtime split by partition value and the planner's pattern keys all
+    find the right partition (an IndexError before), and the partition's outputs are those
+    of the same partition written first."""
+    partition = """partition with (k of S) begin
+    @info(name='inner') from S select k, v insert into #Inner;
+    @info(name='absent') from e1=#Inner[v > 1] -> not #Inner[v > e1.v] for 1 sec
+    select e1.k, e1.v insert into Calm;
+    @info(name='rise') from every e1=S -> e2=S[v > e1.v] within 2 sec
+    select e1.k, e2.v insert into Rise;
+end;
+partition with (k of S) begin
+    @info(name='top') from S#window.length(2) select k, max(v) as m insert into Top;
+end;
+"""
+    before = "@info(name='first') from S[v > 100] select k insert into Big;\n"
+    streams = "define stream S (k int, v double);\ndefine stream C (k int);\n"
+    inputs: list[Input] = [("S", ts, (k, v)) for ts, k, v in
+                           [(1_000, 1, 2.0), (1_500, 2, 5.0), (1_700, 1, 3.0),
+                            (4_000, 2, 1.0), (6_000, 1, 0.5), (9_000, 2, 200.0)]]
+    later = run(streams + before + partition, inputs)[0]
+    first = run(streams + partition + before, inputs)[0]
+    for name in ("Calm", "Rise", "Top"):
+        assert stream(later, name) == stream(first, name) != []
+    analyzed = check("@app:playback\n" + streams + before + partition)
+    assert partition_attributes(analyzed, ["top"], ["S"]) == {"S": "k"}
+    from eddy.engine.compile.operator_facts import physical_plan
+    from eddy.engine.spark.row_layout import input_layout
+
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert plan.choice("first").operator == "spark-sql"

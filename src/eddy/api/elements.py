@@ -88,7 +88,7 @@ def _function(analyzed: AnalyzedApp, query: Query) -> dict[str, str]:
 def _partition(analyzed: AnalyzedApp, index: int, input_id: str) -> dict[str, str]:
     """The partition fields of a query inside the partition at element ``index`` reading
     ``input_id``."""
-    part: Partition = next(p.partition for p in analyzed.partitions if p.index == index)
+    part: Partition = analyzed.partition(index).partition
     types = part.partition_types
     chosen = next((t for t in types if t.stream == input_id), types[0] if types else None)
     fields = {"query": source_text(analyzed.source, part.span)}

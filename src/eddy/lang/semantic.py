@@ -105,6 +105,14 @@ class AnalyzedApp:
         """Schema of every stream, table, window, aggregation and trigger, by name."""
         return {name: info.schema() for name, info in self.streams.items()}
 
+    def partition(self, index: int) -> PartitionInfo:
+        """The partition a query's ``partition`` names: its place among the app's elements
+        (queries and partitions), not its place in :attr:`partitions`."""
+        for info in self.partitions:
+            if info.index == index:
+                return info
+        raise KeyError(index)
+
     def query(self, query_id: str) -> QueryInfo:
         """The query with id ``query_id``; KeyError if there is none."""
         for info in self.queries:

@@ -46,7 +46,7 @@ def partition_attributes(analyzed: AnalyzedApp, query_ids: Sequence[str],
     (index,) = partitions
     assert index is not None
     attributes: dict[str, str] = {}
-    for ptype in analyzed.partitions[index].partition.partition_types:
+    for ptype in analyzed.partition(index).partition.partition_types:
         if not (isinstance(ptype, ast.ValuePartitionType)
                 and isinstance(ptype.expression, ast.Variable)):
             return None

@@ -78,7 +78,7 @@ class References:
     def absent(self, element: ast.AbsentStreamStateElement, state_id: int) -> Current:
         name = element.stream.stream
         if element.stream.inner and self.info.partition is not None:
-            info = self.analyzed.partitions[self.info.partition].inner_streams[name]
+            info = self.analyzed.partition(self.info.partition).inner_streams[name]
         else:
             info = self.analyzed.streams[element.stream.key]
         return Current(state_id, source_of(info, frozenset()), None, False)

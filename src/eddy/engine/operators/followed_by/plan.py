@@ -124,7 +124,7 @@ def _partition(analyzed: AnalyzedApp, info: QueryInfo,
     if info.partition is None:
         return {}
     attributes: dict[str, str] = {}
-    for ptype in analyzed.partitions[info.partition].partition.partition_types:
+    for ptype in analyzed.partition(info.partition).partition.partition_types:
         if not (isinstance(ptype, ast.ValuePartitionType)
                 and isinstance(ptype.expression, ast.Variable)):
             return None
@@ -223,5 +223,5 @@ def _order_prefix(analyzed: AnalyzedApp, info: QueryInfo) -> tuple[int, ...]:
     ``(1, index, 0)`` then, inside a partition, the query's place in it and ``(0, 0)``."""
     if info.partition is None:
         return (1, info.index, 0, 0)
-    place = [q.id for q in analyzed.partitions[info.partition].queries].index(info.id)
+    place = [q.id for q in analyzed.partition(info.partition).queries].index(info.id)
     return (1, info.index, 0, place, 0, 0)

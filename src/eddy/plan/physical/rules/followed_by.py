@@ -48,7 +48,7 @@ def _place(planning: Planning, info: QueryInfo) -> None:
     if info.partition is not None:
         streams = set(info.inputs)
         attributes = {p.stream: p.expression.attribute
-                      for p in analyzed.partitions[info.partition].partition.partition_types
+                      for p in analyzed.partition(info.partition).partition.partition_types
                       if isinstance(p, ast.ValuePartitionType)
                       and isinstance(p.expression, ast.Variable) and p.stream in streams}
         key = StateKey("buckets", tuple(sorted(attributes.items())), BUCKETS)

@@ -20,7 +20,6 @@ import java.util.Map;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
-import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
@@ -111,7 +110,7 @@ public final class FollowedBy implements
     public static Dataset<Row> apply(Dataset<Row> rows, String spec, StructType output)
             throws IOException {
         FollowedBy step = new FollowedBy(new ObjectMapper().readTree(spec));
-        return rows.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(5), Encoders.INT())
+        return rows.groupByKey(new KeyColumn(5), Encoders.INT())
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
     }

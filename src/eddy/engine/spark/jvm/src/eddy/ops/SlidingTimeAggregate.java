@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
-import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
@@ -139,7 +138,7 @@ public final class SlidingTimeAggregate implements
                                      StructType output) {
         SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, groups,
                 arguments, kinds.isEmpty() ? new String[0] : kinds.split(","), output);
-        return rows.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(4), Encoders.INT())
+        return rows.groupByKey(new KeyColumn(4), Encoders.INT())
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
     }
