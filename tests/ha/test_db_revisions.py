@@ -70,3 +70,32 @@ def test_a_stale_epoch_cannot_save_a_revision(engine: Engine, tmp_path: Path,
     with pytest.raises(Fenced, match="epoch 1 .* is stale: epoch 2 has written here"):
         store.save("App", "text")
     assert store.revisions("App") == [first]
+
+
+@pytest.mark.parametrize("url", [DATABASES["mariadb"], DATABASES["postgresql"]])
+def test_the_first_fenced_save_in_a_new_database_is_not_refused(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database without the fence table yet: the first fenced save creates it before its
+    own transaction begins. Made inside it (by another connection, as MySQL needs), MariaDB
+    refused the save's fence check: "Table definition has changed, please retry
+    transaction" (a table newer than the transaction's snapshot)."""
+    from sqlalchemy import text
+
+    from eddy.store import fence
+
+    name = f"eddy_fence_{uuid.uuid4().hex[:8]}"
+    admin = connect(jdbc_to_sqlalchemy(url)).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    try:
+        engine = connect(jdbc_to_sqlalchemy(url.rsplit("/", 1)[0] + f"/{name}"))
+        monkeypatch.setattr(fence, "_created", set())
+        monkeypatch.setenv(FENCE_ENV, json.dumps({"group": "g", "epoch": 1}))
+        store = RevisionStore(tmp_path, keep=2, database=DbRevisions(engine, "PT"))
+        store.checkpoint_dir("App").mkdir(parents=True)
+        first = store.save("App", "text")
+        assert store.revisions("App") == [first]
+        engine.dispose()
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f"DROP DATABASE {name}"))

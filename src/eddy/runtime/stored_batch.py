@@ -51,7 +51,7 @@ from sqlalchemy import (
 
 from eddy.runtime.model import GroupRuntime, InputEvent, OutputEvent
 from eddy.store.column_types import LONG_BLOB
-from eddy.store.fence import check_epoch
+from eddy.store.fence import check_epoch, prepare_epoch
 
 MARKER_TABLE = "eddy_table_batches"
 
@@ -92,6 +92,7 @@ class Batch:
         url = str(engine.url)
         connection = self.connections.get(url)
         if connection is None:
+            prepare_epoch(engine)
             connection = engine.connect()
             connection.begin()
             self.connections[url] = connection
@@ -134,6 +135,8 @@ def connection(engine: Engine, *, write: bool) -> Iterator[Connection]:
             batch.wrote.add(str(engine.url))
         yield batch.connection(engine)
         return
+    if write:
+        prepare_epoch(engine)
     with engine.begin() as own:
         yield own
         if write:

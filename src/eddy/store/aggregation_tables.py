@@ -41,7 +41,7 @@ from sqlalchemy.types import TypeEngine
 
 from eddy.lang.ast import AttrType
 from eddy.store.connect import StoreError
-from eddy.store.fence import check_epoch
+from eddy.store.fence import check_epoch, prepare_epoch
 
 __all__ = ["AggregationLayout", "AggregationTables", "Attr", "Base", "TableRow"]
 
@@ -209,12 +209,14 @@ class AggregationTables:
         if not rows:
             return
         values = [self._to_table(row) for row in rows]
+        prepare_epoch(self.engine)
         with self.engine.begin() as connection:
             connection.execute(self._upsert(granularity), values)
             check_epoch(connection)  # minimum HA: a stale active's rows roll back
 
     def upsert_many(self, rows: Iterable[tuple[str, Sequence[TableRow]]]) -> None:
         """Upserts rows of several granularities in one transaction."""
+        prepare_epoch(self.engine)
         with self.engine.begin() as connection:
             for granularity, batch in rows:
                 if batch:
@@ -234,6 +236,7 @@ class AggregationTables:
     def purge(self, granularity: str, before: int) -> int:
         """Deletes rows whose time column is before ``before``; returns how many."""
         table = self.tables[granularity]
+        prepare_epoch(self.engine)
         with self.engine.begin() as connection:
             result = connection.execute(
                 delete(table).where(table.c[self.layout.time_column] < before))

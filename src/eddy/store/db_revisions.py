@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 
 from eddy.store.column_types import LONG_BLOB
-from eddy.store.fence import check_epoch
+from eddy.store.fence import check_epoch, prepare_epoch
 from eddy.store.revisions import NODE_LOCAL
 
 
@@ -64,6 +64,7 @@ class DbRevisions:
         from eddy.store.lease import now_ms
 
         body = _pack(checkpoint)
+        prepare_epoch(self.engine)
         with self.engine.begin() as conn:
             conn.execute(insert(self.table).values(app=app, revision=revision, app_text=text,
                                                    snapshot=body,
@@ -95,6 +96,7 @@ class DbRevisions:
 
     def clear(self, app: str) -> None:
         """Deletes every revision of the app (fenced like a save)."""
+        prepare_epoch(self.engine)
         with self.engine.begin() as conn:
             conn.execute(delete(self.table).where(self.table.c.app == app))
             check_epoch(conn)

@@ -175,22 +175,33 @@ def current_epoch(environ: Mapping[str, str] | None = None) -> Epoch | None:
     return Epoch(str(found["group"]), int(found["epoch"]))
 
 
+def prepare_epoch(engine: Engine) -> None:
+    """Before a fenced write's transaction begins: makes sure the fence table exists (once
+    per database and process). Made inside the transaction instead, on MySQL/MariaDB by
+    another connection (DDL there would commit the transaction), a table newer than the
+    transaction's snapshot fails its fence check ("Table definition has changed")."""
+    if current_epoch() is not None:
+        _create_once(engine, str(engine.url))
+
+
 def check_epoch(conn: Connection) -> None:
     """At the end of a write's transaction: :func:`check_fence` with the process's epoch
-    (:class:`Fenced` when stale); nothing outside minimum HA."""
+    (:class:`Fenced` when stale); nothing outside minimum HA. The writer calls
+    :func:`prepare_epoch` before the transaction begins."""
     epoch = current_epoch()
     if epoch is None:
         return
-    url = str(conn.engine.url)
+    # SQLite: this transaction holds the file's write lock, so only it can create the
+    # table (its DDL is transactional); elsewhere another connection creates it.
+    _create_once(conn if conn.dialect.name == "sqlite" else conn.engine, str(conn.engine.url))
+    check_fence(conn, epoch.group_id, epoch.epoch)
+
+
+def _create_once(bind: Engine | Connection, url: str) -> None:
     with _created_lock:
         if url not in _created:
-            # SQLite: this transaction holds the file's write lock, so only it can create
-            # the table (its DDL is transactional). Elsewhere DDL would commit the
-            # transaction (MySQL): another connection creates it.
-            metadata.create_all(conn if conn.dialect.name == "sqlite" else conn.engine,
-                                checkfirst=True)
+            metadata.create_all(bind, checkfirst=True)
             _created.add(url)
-    check_fence(conn, epoch.group_id, epoch.epoch)
 
 
 def app_databases(analyzed: AnalyzedApp) -> list[str]:

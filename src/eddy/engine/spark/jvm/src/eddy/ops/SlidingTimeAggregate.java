@@ -79,10 +79,10 @@ public final class SlidingTimeAggregate implements
     private static final int FIRST = 5;
 
     private final boolean length;
-    /** Which events go out: current ones, expired ones (then {@link #expiring}), or both. */
+    /** Which events go out: current ones, expired ones, or both (when expired ones do, the
+     *  window follows the runtime's timers and chunks: see the class comment). */
     private final boolean current;
     private final boolean expired;
-    private final boolean expiring;
     /** Neither {@code group by} nor an aggregate: every selected event of a chunk goes out. */
     private final boolean everyEvent;
     private final int plains;
@@ -101,8 +101,7 @@ public final class SlidingTimeAggregate implements
         this.length = "length".equals(window);
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
-        this.expiring = expired;
-        this.firstValue = expiring ? 5 : 2;
+        this.firstValue = expired ? 5 : 2;
         this.span = span;
         this.groups = groups;
         this.arguments = arguments;
@@ -331,7 +330,7 @@ public final class SlidingTimeAggregate implements
             long ts = row.getLong(1);
             boolean late = ts < window.clock;
             window.clock = Math.max(window.clock, ts);
-            if (expiring) {
+            if (expired) {
                 expiringStep(window, row, ts, late, out, argumentsAt, plainAt);
                 continue;
             }
@@ -502,7 +501,7 @@ public final class SlidingTimeAggregate implements
                 for (double value : entry.values) {
                     out.writeDouble(value);
                 }
-                if (expiring) {
+                if (expired) {
                     for (Object value : entry.plain) {
                         StateValues.write(out, value);
                     }
@@ -554,7 +553,7 @@ public final class SlidingTimeAggregate implements
                     values[i] = in.readDouble();
                 }
                 Object[] plain = null;
-                if (expiring) {
+                if (expired) {
                     plain = new Object[plains];
                     for (int i = 0; i < plains; i++) {
                         plain[i] = StateValues.read(in);
