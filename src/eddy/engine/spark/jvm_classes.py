@@ -111,3 +111,9 @@ def jvm_class(spark: Any, name: str) -> Any | None:
     for part in name.split("."):
         found = getattr(found, part)
     return found if isinstance(found, JavaClass) else None
+
+
+def java_schema(spark: Any, schema: Any) -> Any:
+    """``schema`` (a pyspark ``StructType``) as a ``StructType`` of ``spark``'s JVM, for a
+    Java operator's output."""
+    return spark._jvm.org.apache.spark.sql.types.DataType.fromJson(schema.json())

@@ -34,7 +34,7 @@ from eddy.engine.operators.followed_by.matching import (
 from eddy.engine.operators.followed_by.plan import FIRST, FollowedByPlan, FollowedBySpec
 from eddy.engine.operators.followed_by.spark import pattern_key, pattern_rows
 from eddy.engine.operators.operator_part import writer_frame
-from eddy.engine.spark.jvm_classes import jvm_class
+from eddy.engine.spark.jvm_classes import java_schema, jvm_class
 from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
@@ -65,9 +65,7 @@ def jvm_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFra
                         [StructField(f"o{i}", spark_type(o.type))
                          for i, o in enumerate(spec.selected)])
     spark = source.sparkSession
-    jvm: Any = spark._jvm
-    java_schema = jvm.org.apache.spark.sql.types.DataType.fromJson(output.json())
-    computed = operator.apply(laid_out._jdf, json.dumps(operator_spec(spec)), java_schema)
+    computed = operator.apply(laid_out._jdf, json.dumps(operator_spec(spec)), java_schema(spark, output))
     selected = [(o.name, o.type) for o in spec.selected]
     return writer_frame(DataFrame(computed, spark),
                         writer(plan.info, selected, spec.order_prefix)(F.col))
@@ -76,14 +74,14 @@ def jvm_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFra
 def operator_spec(spec: FollowedBySpec) -> dict[str, Any]:
     """The Java operator's spec (its class comment): row positions of the columns, the
     first event's kept columns, the keys, the residual and the selection."""
-    columns = [column for column, _ in spec.columns]
-    firsts = [c for c in columns if c.startswith(FIRST)]
+    position = {column: _COLUMNS_AT + i for i, (column, _) in enumerate(spec.columns)}
+    firsts = [c for c in position if c.startswith(FIRST)]
 
     def place(column: str) -> tuple[int, int]:
         """(0, index among the kept e1 values) or (1, row position)."""
         if column.startswith(FIRST):
             return 0, firsts.index(column)
-        return 1, _COLUMNS_AT + columns.index(column)
+        return 1, position[column]
 
     def node(tree: Node) -> dict[str, Any]:
         found: dict[str, Any] = {"op": tree.op, "type": tree.type.name,
@@ -97,8 +95,8 @@ def operator_spec(spec: FollowedBySpec) -> dict[str, Any]:
         return found
 
     return {"within": spec.within,
-            "firsts": [_COLUMNS_AT + columns.index(c) for c in firsts],
-            "keys": [[firsts.index(a), _COLUMNS_AT + columns.index(b)] for a, b in spec.keys],
+            "firsts": [position[c] for c in firsts],
+            "keys": [[firsts.index(a), position[b]] for a, b in spec.keys],
             "residual": None if spec.residual is None else node(spec.residual),
             "selected": [list(place(o.column)) for o in spec.selected]}
 

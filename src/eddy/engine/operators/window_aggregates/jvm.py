@@ -10,8 +10,8 @@ per group, filters in front, current, expired or all events out (the seed app's 
 operator
 (``engine/spark/jvm/src/eddy/ops/SlidingTimeAggregate.java``, compiled with eddy's other JVM
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
-:mod:`.sliding_time` and :mod:`.expiring` do. Its outputs go through the same writer columns as the Python
-operator's, so nothing downstream can tell them apart.
+:mod:`.sliding_time` and :mod:`.expiring` do. Its outputs go through the same writer columns
+as the Python operator's, so nothing downstream can tell them apart.
 
 It is used when the session has eddy's JVM classes on its class path (a machine with a JDK);
 otherwise, and for every other window shape, the Python operator runs (and a query with
@@ -21,7 +21,6 @@ classes are built).
 
 from __future__ import annotations
 
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -38,7 +37,7 @@ from eddy.engine.operators.window_aggregates.spark import (
     operator_rows,
     output_writer,
 )
-from eddy.engine.spark.jvm_classes import jvm_class
+from eddy.engine.spark.jvm_classes import java_schema, jvm_class
 from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
 from eddy.lang.semantic import AnalyzedApp
 
@@ -69,11 +68,9 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                         emission + [StructField(f"o{i}", spark_type(out.type))
                                     for i, out in enumerate(spec.outputs)])
     spark = source.sparkSession
-    jvm: Any = spark._jvm
-    java_schema = jvm.org.apache.spark.sql.types.DataType.fromJson(output.json())
     computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span,
                               len(spec.group_columns), len(spec.argument_columns),
-                              ",".join(_kind(out, plain) for out in spec.outputs), java_schema)
+                              ",".join(_kind(out, plain) for out in spec.outputs), java_schema(spark, output))
     writer = output_writer(plan, one_per_input=current_only)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
 

@@ -16,6 +16,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -79,28 +80,19 @@ public final class FollowedBy implements
     private FollowedBy(JsonNode spec) {
         JsonNode span = spec.get("within");
         this.within = span == null || span.isNull() ? Long.MAX_VALUE : span.asLong();
-        this.firsts = ints(spec.get("firsts"));
-        JsonNode keys = spec.get("keys");
-        this.keyFirst = new int[keys.size()];
-        this.keyRow = new int[keys.size()];
-        for (int i = 0; i < keys.size(); i++) {
-            keyFirst[i] = keys.get(i).get(0).asInt();
-            keyRow[i] = keys.get(i).get(1).asInt();
-        }
+        this.firsts = ints(spec.get("firsts"), -1);
+        this.keyFirst = ints(spec.get("keys"), 0);
+        this.keyRow = ints(spec.get("keys"), 1);
         this.residual = Expression.parse(spec.get("residual"));
-        JsonNode selected = spec.get("selected");
-        this.selectedSide = new int[selected.size()];
-        this.selectedIndex = new int[selected.size()];
-        for (int i = 0; i < selected.size(); i++) {
-            selectedSide[i] = selected.get(i).get(0).asInt();
-            selectedIndex[i] = selected.get(i).get(1).asInt();
-        }
+        this.selectedSide = ints(spec.get("selected"), 0);
+        this.selectedIndex = ints(spec.get("selected"), 1);
     }
 
-    private static int[] ints(JsonNode array) {
+    /** The ints of a JSON array ({@code part} -1), or part {@code part} of each of its pairs. */
+    private static int[] ints(JsonNode array, int part) {
         int[] values = new int[array.size()];
         for (int i = 0; i < values.length; i++) {
-            values[i] = array.get(i).asInt();
+            values[i] = (part < 0 ? array.get(i) : array.get(i).get(part)).asInt();
         }
         return values;
     }
@@ -258,20 +250,19 @@ public final class FollowedBy implements
     }
 
     private List<Object> firstKey(Object[] values) {
-        Object[] key = new Object[keyFirst.length];
-        for (int i = 0; i < key.length; i++) {
-            key[i] = Expression.normal(values[keyFirst[i]]);
-            if (key[i] == null) {
-                return null;
-            }
-        }
-        return Arrays.asList(key);
+        return key(keyFirst, i -> values[i]);
     }
 
     private List<Object> rowKey(Row row) {
-        Object[] key = new Object[keyRow.length];
+        return key(keyRow, row::get);
+    }
+
+    /** The equality key read at {@code positions}, or null when a part is null (a null
+     *  equals nothing). */
+    private static List<Object> key(int[] positions, IntFunction<Object> read) {
+        Object[] key = new Object[positions.length];
         for (int i = 0; i < key.length; i++) {
-            key[i] = Expression.normal(row.get(keyRow[i]));
+            key[i] = Expression.normal(read.apply(positions[i]));
             if (key[i] == null) {
                 return null;
             }
