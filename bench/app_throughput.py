@@ -177,7 +177,15 @@ def rates(progress: list[Any], warmup: int, count: int, wall: float) -> dict[str
             "steady_ev_s": rows / (sum(millis) / 1000.0),
             "p50_ms": statistics.median(millis),
             "p99_ms": sorted(millis)[max(0, int(len(millis) * 0.99 + 0.5) - 1)],
-            "whole_run_ev_s": count / wall}
+            "whole_run_ev_s": count / wall, "phases_ms": phases(steady)}
+
+
+def phases(progress: list[Any]) -> str:
+    """Where a steady micro-batch's time goes: Spark's ``durationMs`` parts (``addBatch``
+    is the plan and the sink; ``walCommit``/``commitOffsets`` the checkpoint), means."""
+    names = sorted({k for p in progress for k in p.durationMs} - {"triggerExecution"})
+    means = {k: statistics.fmean(p.durationMs.get(k, 0) for p in progress) for k in names}
+    return " ".join(f"{k}:{v:.0f}" for k, v in means.items() if v >= 1)
 
 
 def run_handwritten_job(count: int, batch_rows: int, warmup: int, bus_url: str,

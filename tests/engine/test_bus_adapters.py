@@ -405,3 +405,28 @@ def test_sink_orders_decodes_and_appends_idempotently(bus: Bus) -> None:
     assert events[0]["data"] == ["z", 2.0, 7] and events[1]["data"] == ["y", 1.5, None]
     assert events[2]["data"][0] == "x" and events[2]["data"][1] != events[2]["data"][1]
     assert sink.stats.last_batch_id == 7
+
+
+def test_sink_takes_value_slots_and_json_of_one_stream_together(bus: Bus) -> None:
+    """A stream fed by a JVM query (typed value slots) and a Python one (``_data``)."""
+    out = OutputStream("Mixed", "Mixed", (Attribute("k", AttrType.STRING),
+                                          Attribute("d", AttrType.DOUBLE),
+                                          Attribute("e", AttrType.DOUBLE)))
+    bus.create_topic(TopicSpec("Mixed", out.attributes))
+    sink = BusSink(bus, [out], {"jvm": "Mixed", "py": "Mixed"}, "app/g")
+    sink.bind("query-1")
+    rows = pa.table({
+        "_seq": [1, 2, 3], "_order": [[1], [1], [1]], "_ts": [10, 20, 30],
+        "_query": ["jvm", "py", "jvm"], "_target": ["Mixed"] * 3, "_expired": [False] * 3,
+        "_data": [None, '["p", 2.5, null]', None],
+        "_vstring0": ["a", None, "c"], "_vdouble0": [1.0, None, 3.0],
+        "_vdouble1": [-1.0, None, None],
+    })
+
+    class Frame:
+        def toArrow(self) -> pa.Table:
+            return rows
+
+    sink(Frame(), 0)  # type: ignore[arg-type]
+    assert [e["data"] for e in output_events(bus, "Mixed")] == [
+        ["a", 1.0, -1.0], ["p", 2.5, None], ["c", 3.0, None]]

@@ -23,7 +23,7 @@ from eddy.engine.compile.operator_facts import physical_plan
 from eddy.engine.operators.runtime_operator import run_batch
 from eddy.engine.run.replay import source_schema
 from eddy.engine.spark.jvm_classes import bridge_jar
-from eddy.engine.spark.row_layout import decode_data, encode_rows, input_layout
+from eddy.engine.spark.row_layout import decode_data, encode_rows, input_layout, row_values
 from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import check
 from eddy.runtime.group import build_runtime
@@ -138,8 +138,9 @@ def by_spark(spark: Any, app: str, events: list[Event], cuts: list[int]) -> list
         finally:
             query.stop()
     rows.sort(key=lambda r: (r["_seq"], list(r["_order"])))
+    outputs = {q.id: q.outputs for q in analyzed.queries}
     return [(r["_seq"], r["_query"], r["_target"] or "", r["_ts"], bool(r["_expired"]),
-             decode_data(r["_data"])) for r in rows]
+             row_values(r, outputs[r["_query"]])) for r in rows]
 
 
 @pytest.mark.parametrize("name", sorted(APPS))

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
 from eddy.engine.compile.app_check import check_app
 from eddy.engine.compile.native_queries import compile_native, native_plan
@@ -45,7 +46,7 @@ from eddy.engine.operators.runtime_operator import make_step
 from eddy.engine.operators.window_aggregates import plan_window_aggregate, window_aggregate_part
 from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
 from eddy.engine.operators.window_join import plan_window_join, window_join_part
-from eddy.engine.spark.row_layout import STORE_STREAM, TICK_STREAM, InputLayout
+from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
 from eddy.plan.physical.planner import aggregation_inputs
 from eddy.runtime.table import build_tables
@@ -55,12 +56,15 @@ if TYPE_CHECKING:
     from eddy.lang.semantic import AnalyzedApp
 
 def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
-                  *, on_demand: bool = True) -> DataFrame:
-    """The streaming DataFrame of a group's outputs (schema :data:`OUTPUT_SCHEMA`).
+                  *, on_demand: bool = True, typed: bool = True) -> DataFrame:
+    """The streaming DataFrame of a group's outputs (``row_layout.OUTPUT_SCHEMA`` and the value
+    slots its queries fill: :mod:`eddy.engine.spark.row_layout`).
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
     streaming query runs natively; False also promises that no on-demand query comes, which
-    lets an aggregation-only group run split by group (the planner's rule 5.1).
+    lets an aggregation-only group run split by group (the planner's rule 5.1). ``typed``
+    False puts the values of Spark SQL's outputs in ``_data`` too (real-time mode writes
+    ``OUTPUT_SCHEMA`` only; its groups have no other operator).
     """
     analyzed, _ = check_app(app_text)
     build_tables(analyzed)  # a bad @store is an app error here, not in a Spark task
@@ -68,18 +72,19 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
     # in the driver, so a missing shardId fails the deployment, not a micro-batch).
     worker_environment(analyzed, source.sparkSession.sparkContext.environment)
     plan = source_plan(analyzed, layout, source.columns, on_demand=on_demand)
-    return compile_physical(app_text, analyzed, plan, source, layout)
+    return compile_physical(app_text, analyzed, plan, source, layout, typed=typed)
 
 
 def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
-                     source: DataFrame, layout: InputLayout) -> DataFrame:
+                     source: DataFrame, layout: InputLayout, *, typed: bool = True
+                     ) -> DataFrame:
     """The group's outputs, each query run by the operator ``plan`` chose for it: Spark SQL
     for the native queries, and the Python operators (each vectorised query's, the
     runtime's) in one stateful operator of their own, or fused into one when there are
     several (:mod:`eddy.engine.operators.fused_operator`: Spark runs one per streaming query)."""
     frames: list[DataFrame] = []
     native = compile_native(analyzed, native_plan(analyzed, plan.ids("spark-sql")),
-                            source, layout)
+                            source, layout, typed=typed)
     if native is not None:
         frames.append(native)
     frames += [_jvm_window_aggregate(analyzed, plan.choice(name), source, layout)
@@ -94,8 +99,10 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
         frames.append(run_alone(parts[0]) if len(parts) == 1 else run_fused(parts))
     assert frames, "the planner leaves a group with no operator"
     outputs = frames[0]
-    for frame in frames[1:]:
-        outputs = outputs.unionByName(frame)
+    for frame in frames[1:]:  # a query's missing value slots are nulls
+        outputs = outputs.unionByName(frame, allowMissingColumns=True)
+    if DATA not in outputs.columns:
+        outputs = outputs.withColumn(DATA, F.lit(None).cast("string"))
     return outputs
 
 

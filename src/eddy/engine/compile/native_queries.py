@@ -24,9 +24,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from eddy.engine.compile.expressions import SparkExpressionCompiler
-from eddy.engine.compile.scalar_functions import object_from_json, object_to_json
+from eddy.engine.compile.scalar_functions import object_to_json
+from eddy.engine.operators.operator_part import value_columns, writer_frame
 from eddy.engine.compile.spark_sql_support import script_functions
-from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, output_field
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -93,8 +94,9 @@ def spark_compiler(analyzed: AnalyzedApp, resolve: object) -> SparkExpressionCom
 
 
 def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
-                   layout: InputLayout) -> DataFrame | None:
-    """The native queries' outputs in the writer's schema, or None when there are none.
+                   layout: InputLayout, *, typed: bool = True) -> DataFrame | None:
+    """The native queries' outputs in the writer's schema, or None when there are none;
+    ``typed`` False puts every output's values in ``_data`` (what real-time mode writes).
 
     Every native query is computed on the same source row, as columns added by one chain of
     projections, and the outputs leave as one array exploded at the end: a plan that forked
@@ -107,7 +109,7 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
     frame = source
     names = (f"_n{i}" for i in itertools.count())
     produced: dict[str, list[_Path]] = {}
-    emitted: list[Column] = []
+    emitted: list[tuple[Column, dict[str, Column]]] = []
     for info in plan.queries:
         stream = info.inputs[0]
         if stream in produced:
@@ -120,22 +122,25 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
         assert info.target is not None
         for path in inputs:
             frame, output = _apply(analyzed, info, frame, path, names)
-            data = F.to_json(F.struct(*(_value(output.columns[a.name], a).alias(a.name)
-                                        for a in info.outputs)), {"ignoreNullFields": "false"})
-            emitted.append(F.when(F.col(output.keep), F.struct(
-                _ints(path.order + (info.index, 0, 0, 0)).alias(ORDER),
-                F.lit(info.id).alias("_query"), F.lit(info.target).alias("_target"),
-                data.alias("_data"))))
+            values = value_columns([(F.col(f"`{output.columns[a.name]}`"), a)
+                                    for a in info.outputs], typed=typed)
+            emitted.append((F.col(output.keep), {
+                ORDER: _ints(path.order + (info.index, 0, 0, 0)),
+                "_query": F.lit(info.id), "_target": F.lit(info.target), **values}))
             produced.setdefault(info.target, []).append(
                 _Path(output.keep, path.order + (info.index, 0, 1), output.columns))
-    if len(emitted) == 1:  # one output: no array to explode
-        frame = frame.select(SEQ, TS, emitted[0].alias("_out")).where(F.col("_out").isNotNull())
+    fields = list(dict.fromkeys(name for _, columns in emitted for name in columns))
+    structs = [F.when(keep, F.struct(*(
+        columns.get(name, F.lit(None)).cast(output_field(name).dataType).alias(name)
+        for name in fields))) for keep, columns in emitted]
+    if len(structs) == 1:  # one output: no array to explode
+        frame = frame.select(SEQ, TS, structs[0].alias("_out")).where(F.col("_out").isNotNull())
     else:
-        frame = frame.select(SEQ, TS, F.explode(F.filter(F.array(*emitted),
+        frame = frame.select(SEQ, TS, F.explode(F.filter(F.array(*structs),
                                                         lambda out: out.isNotNull()))
                              .alias("_out"))
-    return frame.select(SEQ, F.col("_out._order").alias(ORDER), TS, "_out._query",
-                        "_out._target", F.lit(False).alias("_expired"), "_out._data")
+    return writer_frame(frame, {SEQ: F.col(SEQ), TS: F.col(TS), "_expired": F.lit(False),
+                                **{name: F.col(f"_out.{name}") for name in fields}})
 
 
 @dataclass(frozen=True)
@@ -146,14 +151,6 @@ class _Path:
     keep: str
     order: tuple[int, ...]
     columns: dict[str, str]
-
-
-def _value(column: str, attribute: ast.Attribute) -> Column:
-    """An output attribute's column as ``_data`` embeds it: an ``object`` (JSON text in the
-    columns) as the JSON value itself, not as a string holding it."""
-    if attribute.type is AttrType.OBJECT:
-        return object_from_json(F.col(f"`{column}`"))
-    return F.col(f"`{column}`")
 
 
 def _ints(values: tuple[int, ...]) -> Column:

@@ -25,9 +25,15 @@ from pyspark.sql import functions as F
 
 from eddy.engine.compile.expressions import UnsupportedInSpark
 from eddy.engine.compile.native_queries import spark_compiler
-from eddy.engine.compile.scalar_functions import object_from_json
 from eddy.engine.operators.columnar_expressions import POSITION
-from eddy.engine.operators.operator_part import OperatorPart, StepFunction, Writer
+from eddy.engine.operators.operator_part import (
+    OperatorPart,
+    StepFunction,
+    Writer,
+    WriterColumns,
+    head_columns,
+    value_columns,
+)
 from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
 from eddy.gcpause import gc_paused
 from eddy.lang import ast
@@ -78,15 +84,13 @@ def output_schema(types: Sequence[AttrType]) -> tuple[tuple[str, str], ...]:
 def writer(info: QueryInfo, outputs: Sequence[tuple[str, AttrType]],
            order_prefix: Sequence[int]) -> Writer:
     """The writer's columns of one of the operator's outputs (``(name, type)`` each), with
-    the ``_order`` the per-event runtime gives them; an ``object`` value (JSON text in the
-    operator's columns) is embedded as JSON."""
+    the ``_order`` the per-event runtime gives them."""
 
-    def columns(col: Callable[[str], Column]) -> list[Column]:
+    def columns(col: Callable[[str], Column]) -> WriterColumns:
         order = F.array(*(F.lit(i) for i in order_prefix), col(POSITION))
-        values = [(object_from_json(col(f"o{i}")) if t is AttrType.OBJECT else col(f"o{i}"))
-                  .alias(name) for i, (name, t) in enumerate(outputs)]
-        return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), F.lit(False),
-                F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
+        return {**head_columns(col(SEQ), order, col(TS), info.id, info.target, F.lit(False)),
+                **value_columns([(col(f"o{i}"), ast.Attribute(name, kind))
+                                for i, (name, kind) in enumerate(outputs)])}
 
     return columns
 

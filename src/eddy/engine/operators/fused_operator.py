@@ -32,7 +32,7 @@ from eddy.engine.operators.operator_part import (
     explode,
     writer_frame,
 )
-from eddy.engine.spark.row_layout import OUTPUT_SCHEMA
+from eddy.engine.spark.row_layout import output_field
 
 OP = "_op"
 
@@ -57,15 +57,15 @@ def run_fused(parts: Sequence[OperatorPart]) -> DataFrame:
     arrays = [F.coalesce(F.col(name), F.array().cast(f"array<{kind}>")).alias(name)
               for name, kind in outputs]
     exploded = explode(computed, arrays, OP)
-    writers = [[column.cast(field.dataType) for column, field in
-                zip(part.writer(_reader(_prefix(k))), OUTPUT_SCHEMA.fields)]
-               for k, part in enumerate(parts)]
-    columns: list[Column] = []
-    for i in range(len(OUTPUT_SCHEMA.fields)):
-        choice = F.when(F.col(OP) == 0, writers[0][i])
-        for k in range(1, len(parts)):
-            choice = choice.when(F.col(OP) == k, writers[k][i])
-        columns.append(choice)
+    writers = [part.writer(_reader(_prefix(k))) for k, part in enumerate(parts)]
+    columns: dict[str, Column] = {}
+    for name in dict.fromkeys(n for writer in writers for n in writer):
+        kind = output_field(name).dataType
+        choices = [(k, writer[name]) for k, writer in enumerate(writers) if name in writer]
+        choice = F.when(F.col(OP) == choices[0][0], choices[0][1].cast(kind))
+        for k, column in choices[1:]:
+            choice = choice.when(F.col(OP) == k, column.cast(kind))
+        columns[name] = choice
     return writer_frame(exploded, columns)
 
 

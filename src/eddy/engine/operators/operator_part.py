@@ -11,7 +11,7 @@ state keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,16 +20,20 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
-from eddy.engine.spark.row_layout import OUTPUT_SCHEMA
+from eddy.engine.compile.scalar_functions import object_from_json
+from eddy.engine.spark.row_layout import DATA, OUTPUT_HEAD, OUTPUT_SCHEMA, output_field, value_slots
+from eddy.lang.ast import Attribute, AttrType
 
 KEY = "_key"
 """The column of a part's input rows that holds its state key."""
 STATE_SCHEMA = "state binary"
 
 StepFunction = Callable[[Any, Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]
-Writer = Callable[[Callable[[str], Column]], Sequence[Column]]
-"""The writer's columns (in :data:`OUTPUT_SCHEMA` order) of one output, given how to read
-the output's columns by name."""
+WriterColumns = Mapping[str, Column]
+"""One output's columns in the writer's frame, by name: :data:`OUTPUT_HEAD`'s and its values'
+(:func:`value_columns`)."""
+Writer = Callable[[Callable[[str], Column]], WriterColumns]
+"""The writer's columns of one output, given how to read the output's columns by name."""
 
 
 @dataclass(frozen=True)
@@ -67,15 +71,36 @@ def explode(frame: DataFrame, arrays: Sequence[Column], *keep: str) -> DataFrame
         .select(*keep, "_out.*")
 
 
-def writer_frame(frame: DataFrame, columns: Sequence[Column]) -> DataFrame:
-    """``columns`` (in :data:`OUTPUT_SCHEMA` order) as the writer's rows."""
-    return frame.select(*(column.cast(field.dataType).alias(field.name)
-                          for column, field in zip(columns, OUTPUT_SCHEMA.fields)))
+def head_columns(seq: Column, order: Column, ts: Column, query: str, target: str | None,
+                 expired: Column) -> dict[str, Column]:
+    """An output's :data:`OUTPUT_HEAD` columns: its cause, time, query, target, expired flag."""
+    return dict(zip(OUTPUT_HEAD.fieldNames(),
+                    (seq, order, ts, F.lit(query), F.lit(target), expired), strict=True))
 
 
-def output_columns(col: Callable[[str], Column]) -> list[Column]:
+def value_columns(values: Sequence[tuple[Column, Attribute]], *,
+                  typed: bool = True) -> dict[str, Column]:
+    """An output's values as the writer's columns: in their value slots
+    (:func:`~eddy.engine.spark.row_layout.value_slots`), or as JSON text in ``_data`` when
+    one is an ``object`` (JSON text in the operator's columns, embedded as JSON) or
+    ``typed`` is False."""
+    slots = value_slots([a for _, a in values]) if typed else None
+    if slots is not None:
+        return dict(zip(slots, (column for column, _ in values), strict=True))
+    embedded = [(object_from_json(column) if a.type is AttrType.OBJECT else column).alias(a.name)
+                for column, a in values]
+    return {DATA: F.to_json(F.struct(*embedded), {"ignoreNullFields": "false"})}
+
+
+def writer_frame(frame: DataFrame, columns: WriterColumns) -> DataFrame:
+    """``columns`` as the writer's rows, each cast to its output type."""
+    return frame.select(*(column.cast(output_field(name).dataType).alias(name)
+                          for name, column in columns.items()))
+
+
+def output_columns(col: Callable[[str], Column]) -> dict[str, Column]:
     """The writer of a part whose outputs are the writer's rows already (the runtime)."""
-    return [col(field.name) for field in OUTPUT_SCHEMA.fields]
+    return {field.name: col(field.name) for field in OUTPUT_SCHEMA.fields}
 
 
 OUTPUT_COLUMNS = tuple((field.name, field.dataType.simpleString())

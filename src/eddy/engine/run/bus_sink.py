@@ -2,8 +2,8 @@
 
 The group's outputs leave Spark as one stream of tagged rows
 (:data:`~eddy.engine.spark.row_layout.OUTPUT_SCHEMA`); :class:`BusSink` routes each row of a
-query that inserts into a stream to that stream's topic, with ``_data`` decoded into the stream's
-typed attributes.
+query that inserts into a stream to that stream's topic, with its values (value slots or
+``_data``, :mod:`.output_rows`) as the stream's typed attributes.
 
 **Why foreachBatch, not a DataSourceStreamWriter.** Exactly-once on the bus needs an
 idempotency key that is the same when Spark replays a micro-batch: ``(producer, batch id)``.
@@ -38,7 +38,7 @@ from pyspark.sql import DataFrame
 
 from eddy.bus import Bus
 from eddy.bus import TS as BUS_TS
-from eddy.engine.run.output_rows import decode_values, group_order
+from eddy.engine.run.output_rows import group_order, output_values
 from eddy.engine.run.store_requests import StoreAnswer, answers
 from eddy.engine.spark.row_layout import STORE_STREAM
 from eddy.lang.ast import Attribute
@@ -182,7 +182,7 @@ class BusSink:
     @staticmethod
     def _table(output: OutputStream, rows: pa.Table) -> pa.Table:
         try:
-            values = decode_values(rows.column("_data"), output.attributes)
+            values = output_values(rows, output.attributes)
         except ValueError as error:
             raise ValueError(f"stream '{output.stream}': {error}") from None
         return pa.table([rows.column("_ts").cast(pa.int64()), *values],

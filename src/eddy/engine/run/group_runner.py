@@ -227,7 +227,8 @@ class GroupRunner:
         started = group_real_time.start_group(
             spark, self.real_time_refusal(spark), name=self.name, bus=self._bus,
             bus_url=self.bus_url, inputs=inputs, sink=self._sink,
-            compile_outputs=lambda source: compile_group(self.app_text, source, self._layout),
+            compile_outputs=lambda source: compile_group(self.app_text, source, self._layout,
+                                                         typed=False),
             checkpoint_dir=self.checkpoint_dir, batch_ms=batch_ms)
         if started is None:
             return None

@@ -26,7 +26,7 @@ from rich.console import Console
 from eddy.engine.compile.app_check import check_app
 from eddy.engine.compile.group_query import compile_group
 from eddy.engine.run.cli_commands import log_line
-from eddy.engine.spark.row_layout import InputLayout, decode_data, input_layout
+from eddy.engine.spark.row_layout import InputLayout, input_layout, row_values
 from eddy.engine.spark.session import get_spark
 from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang.ast import find_annotation
@@ -141,12 +141,13 @@ def run_app(app_text: str, filename: str, input_path: str, *, follow: bool = Fal
     spark = get_spark()
     register_sources(spark)
     emitted = [0]
-    stream_queries = {q.id: q.target for q in analyzed.queries if q.target_kind == "stream"}
+    stream_queries = {q.id: q.outputs for q in analyzed.queries if q.target_kind == "stream"}
 
     def print_batch(frame: DataFrame, batch_id: int) -> None:
         for row in sorted(frame.collect(), key=lambda r: (r["_seq"], list(r["_order"]))):
             if row["_query"] in stream_queries:
-                event = {"timestamp": row["_ts"], "data": decode_data(row["_data"])}
+                event = {"timestamp": row["_ts"],
+                         "data": row_values(row, stream_queries[row["_query"]])}
                 out.write(log_line(row["_target"], event) + "\n")
                 emitted[0] += 1
         out.flush()

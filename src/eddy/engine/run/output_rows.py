@@ -1,11 +1,13 @@
 """A micro-batch's output rows (:data:`~eddy.engine.spark.row_layout.OUTPUT_SCHEMA`) as typed
 columns, a column at a time.
 
-Every output of a group crosses into the driver as a row with its values JSON-encoded in
-``_data``, and every one of them has to reach the bus as typed Arrow columns in the group's
-order. Done a row at a time in Python that costs ~30 µs an event (a sort key, a decoded
-dict, a conversion per value) — more than the whole Spark micro-batch for a plain filter —
-so here the order is one ``numpy.lexsort`` and the values are decoded by Arrow's JSON reader
+Every output of a group crosses into the driver as a row with its values in typed value
+slots (the JVM's operators) or JSON-encoded in ``_data`` (the Python operators), and every
+one of them has to reach the bus as typed Arrow columns in the group's order. Slots are
+taken as they are (:func:`output_values`). Done a row at a time in Python, ordering and
+decoding would cost ~30 µs an event (a sort key, a decoded dict, a conversion per value) —
+more than the whole Spark micro-batch for a plain filter — so here the order is one
+``numpy.lexsort`` and JSON values are decoded by Arrow's JSON reader
 (objects, as Spark's ``to_json`` writes them) or by one ``json.loads`` of the whole batch
 and a typed ``pyarrow.array`` per column (arrays, as the per-event runtime writes them).
 Only values Arrow cannot take as they are (``"NaN"`` for a double, a JSON object for an
@@ -25,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from eddy.bus.arrow_codec import ARROW_TYPES
+from eddy.engine.spark.row_layout import DATA, value_slots
 from eddy.lang.ast import Attribute, AttrType
 
 _SHORTER_FIRST = np.iinfo(np.int64).min
@@ -51,6 +54,26 @@ def group_order(rows: pa.Table) -> np.ndarray:
                np.arange(flat.size) - np.repeat(starts, lengths)] = flat
         keys = [padded[:, j] for j in reversed(range(width))]
     return np.lexsort([*keys, seq])
+
+
+def output_values(rows: pa.Table, attributes: Sequence[Attribute]) -> list[pa.Array[Any]]:
+    """The values of output ``rows`` (all of one stream) as one typed array per attribute,
+    from their value slots, from ``_data`` where it is set, or from both.
+
+    Raises ``ValueError`` when a JSON row does not have one value per attribute.
+    """
+    slots = value_slots(attributes)
+    data = rows.column(DATA).combine_chunks()
+    if slots is None or data.null_count == 0:
+        return decode_values(data, attributes)
+    typed = [rows.column(slot).combine_chunks().cast(ARROW_TYPES[a.type])
+             for slot, a in zip(slots, attributes, strict=True)]
+    if data.null_count == len(data):
+        return typed
+    written = pc.is_valid(data)
+    decoded = decode_values(data.filter(written), attributes)
+    return [pc.replace_with_mask(column, written, values)
+            for column, values in zip(typed, decoded, strict=True)]
 
 
 def decode_values(data: pa.Array[Any] | pa.ChunkedArray[Any],

@@ -403,6 +403,7 @@ def start_real_time(outputs: DataFrame, bridge: Bridge, *, checkpoint: str, name
     real-time query whose rows go to ``bridge``. PySpark's writer has no ``foreach`` for a
     JVM writer, so the query is started through the JVM's own ``DataStreamWriter``."""
     spark = outputs.sparkSession
+    outputs = outputs.select(*OUTPUT_SCHEMA.fieldNames())  # the order BridgeWriter reads
     jvm: Any = spark.sparkContext._jvm
     writer_class = jvm
     for name in BRIDGE_WRITER.split("."):

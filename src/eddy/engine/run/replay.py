@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 from eddy.engine.compile.app_check import check_app
 from eddy.engine.compile.group_query import compile_group
 from eddy.engine.operators.runtime_operator import STORE_FAILED
-from eddy.engine.spark.row_layout import STORE_STREAM, InputLayout, decode_data, input_layout
+from eddy.engine.spark.row_layout import STORE_STREAM, InputLayout, decode_data, input_layout, row_values
 from eddy.engine.spark.session import get_spark
 from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import AnalyzedApp
@@ -117,17 +117,19 @@ def _result(analyzed: AnalyzedApp, inputs: Sequence[Mapping[str, Any]],
     store_seqs = [i for i, item in enumerate(inputs) if "store_query" in item]
     store: dict[int, list[list[Any]]] = {seq: [] for seq in store_seqs}
     kinds = {info.id: info.target_kind for info in analyzed.queries}
+    outputs = {info.id: info.outputs for info in analyzed.queries}
     named = {info.id for info in analyzed.queries if info.partition is None and info.query.name}
     for row in sorted(rows, key=lambda r: (r["_seq"], list(r["_order"]))):
-        data = decode_data(row["_data"])
         if row["_query"] == STORE_STREAM:
+            data = decode_data(row["_data"])
             if row["_target"] == STORE_FAILED:
                 raise RuntimeError(f"replay failed: the store query at input {row['_seq']} "
                                    f"failed: {data[1]}")
             if row["_target"] is None:  # not the row closing the answer
                 store[row["_seq"]].append(data)
             continue
-        event = {"timestamp": row["_ts"], "data": data, "expired": bool(row["_expired"])}
+        event = {"timestamp": row["_ts"], "data": row_values(row, outputs.get(row["_query"], ())),
+                 "expired": bool(row["_expired"])}
         if row["_query"] in named:
             result.queries[row["_query"]].append(event)
         if kinds.get(row["_query"]) == "stream" and row["_target"] in result.streams:

@@ -21,7 +21,15 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from eddy.engine.compile.native_queries import spark_compiler
-from eddy.engine.operators.operator_part import KEY, OperatorPart, run_alone
+from eddy.engine.operators.operator_part import (
+    KEY,
+    OperatorPart,
+    Writer,
+    WriterColumns,
+    head_columns,
+    run_alone,
+    value_columns,
+)
 from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates import expiring, sliding_time, time_batch
 from eddy.engine.operators.window_aggregates.emitted import Emitted
@@ -36,7 +44,7 @@ from eddy.engine.spark.row_layout import (
     spark_type,
 )
 from eddy.lang import ast
-from eddy.lang.ast import AttrType
+from eddy.lang.ast import Attribute, AttrType
 from eddy.lang.semantic import AnalyzedApp
 from eddy.runtime.query_builder import UnsupportedQuery
 
@@ -105,17 +113,17 @@ def needed_columns(spec: WindowSpec) -> list[str]:
                    *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
 
 
-def output_writer(plan: WindowPlan, *, one_per_input: bool = False
-                  ) -> Callable[[Callable[[str], Column]], list[Column]]:
+def output_writer(plan: WindowPlan, *, one_per_input: bool = False) -> Writer:
     """The writer's columns of one output of ``plan``'s operator (``_seq``, ``_ts``,
     (``_i``,) (``_x``, ``_timer``,) ``o<i>``): its ``_order`` and the selected values as
-    the JSON the writer routes. ``one_per_input``: the operator emits one current event per
+    the value columns the writer routes. ``one_per_input``: the operator emits one current event per
     passing input and nothing else (``_seq``, ``_ts``, ``o<i>``: eddy's Java operator)."""
     spec, info = plan.spec, plan.info
     expiring = spec.expiring and not one_per_input
 
-    def writer(col: Callable[[str], Column]) -> list[Column]:
-        values = [col(f"o{i}").alias(out.name) for i, out in enumerate(spec.outputs)]
+    def writer(col: Callable[[str], Column]) -> WriterColumns:
+        values = [(col(f"o{i}"), Attribute(out.name, out.type))
+                  for i, out in enumerate(spec.outputs)]
         by_input = F.array(*(F.lit(i) for i in (1, info.index, 0, 0)),
                            col(POSITION) if expiring else F.lit(0))
         expired: Column = F.lit(False)
@@ -128,8 +136,8 @@ def output_writer(plan: WindowPlan, *, one_per_input: bool = False
             order = by_input
         else:
             order = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
-        return [col(SEQ), order, col(TS), F.lit(info.id), F.lit(info.target), expired,
-                F.to_json(F.struct(*values), {"ignoreNullFields": "false"})]
+        return {**head_columns(col(SEQ), order, col(TS), info.id, info.target, expired),
+                **value_columns(values)}
 
     return writer
 
