@@ -102,7 +102,7 @@ public final class FollowedBy implements
     public static Dataset<Row> apply(Dataset<Row> rows, String spec, StructType output)
             throws IOException {
         FollowedBy step = new FollowedBy(new ObjectMapper().readTree(spec));
-        return rows.groupByKey(new KeyColumn(5), Encoders.INT())
+        return KeyColumn.grouped(rows, 5)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
     }

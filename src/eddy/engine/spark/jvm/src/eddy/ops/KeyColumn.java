@@ -1,23 +1,24 @@
 package eddy.ops;
 
-import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.KeyValueGroupedDataset;
 import org.apache.spark.sql.Row;
 
 /**
- * The state key of an operator's input row: its int column at {@code position}. A class,
- * not a lambda: a serialized lambda is rebuilt in each task through
- * {@code $deserializeLambda$} reflection, which a plain class does not need.
+ * An operator's input rows grouped by their state key, the int column at a position.
+ *
+ * <p>Grouped by the column itself, not by a function of the row: {@code groupByKey} with a
+ * {@code MapFunction} deserializes every input row into a {@code Row} on the map side only to
+ * read its key (an {@code AppendColumns} step before the shuffle), where grouping by the
+ * column reads the key in generated code.
  */
-final class KeyColumn implements MapFunction<Row, Integer> {
-    private static final long serialVersionUID = 1L;
-    private final int position;
-
-    KeyColumn(int position) {
-        this.position = position;
+final class KeyColumn {
+    private KeyColumn() {
     }
 
-    @Override
-    public Integer call(Row row) {
-        return row.getInt(position);
+    static KeyValueGroupedDataset<Integer, Row> grouped(Dataset<Row> rows, int position) {
+        return rows.groupBy(rows.col(rows.columns()[position]))
+                .as(Encoders.INT(), Encoders.row(rows.schema()));
     }
 }

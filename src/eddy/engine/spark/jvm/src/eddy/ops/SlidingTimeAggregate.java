@@ -137,7 +137,7 @@ public final class SlidingTimeAggregate implements
                                      StructType output) {
         SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, groups,
                 arguments, kinds.isEmpty() ? new String[0] : kinds.split(","), output);
-        return rows.groupByKey(new KeyColumn(4), Encoders.INT())
+        return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
     }
