@@ -115,9 +115,10 @@ def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
     """One app through a GroupRunner over ``count`` events already on its input topic."""
     app = APPS[name]
     spark = get_spark()
-    runner = GroupRunner(app, bus_url, work / name / "checkpoint", spark=spark, group=name,
+    run = f"{name}-{uuid.uuid4().hex[:6]}"  # an app listed twice starts afresh both times
+    runner = GroupRunner(app, bus_url, work / run / "checkpoint", spark=spark, group=name,
                          max_rows_per_batch=batch_rows, heartbeat=False,
-                         topic_prefix=f"{name}-{uuid.uuid4().hex[:6]}.")
+                         topic_prefix=f"{run}.")
     with open_bus(bus_url) as bus:
         runner.create_topics(bus)
         append_events(bus, runner.input_topic("TempStream"), count)
