@@ -20,7 +20,13 @@ from pyspark.sql.types import StructType
 from eddy.engine.compile.app_check import check_app
 from eddy.engine.compile.group_query import compile_group
 from eddy.engine.operators.runtime_operator import STORE_FAILED
-from eddy.engine.spark.row_layout import STORE_STREAM, InputLayout, decode_data, input_layout, row_values
+from eddy.engine.spark.row_layout import (
+    STORE_STREAM,
+    InputLayout,
+    decode_data,
+    input_layout,
+    row_values,
+)
 from eddy.engine.spark.session import get_spark
 from eddy.engine.spark.spool_source import FORMAT, append_chunk, register_sources
 from eddy.lang import AnalyzedApp
