@@ -9,7 +9,9 @@ Steady ev/s = input events (the source offsets' advance, not Spark's ``numInputR
 which counts each of a plan's scans of the source) / ``triggerExecution`` time of the
 micro-batches after the first
 ``--warmup`` ones (the JVM's and Python workers' warm-up: class loading, JIT, imports);
-p50/p99 of those micro-batches; the run's total rate, warm-up included, beside it.
+p50/p99 of those micro-batches; the run's total rate, warm-up included, beside it; the
+mean of Spark's phases of a steady micro-batch; the state stores' keys and memory after the
+first and the last steady micro-batch.
 
 Apps:
 
@@ -178,7 +180,20 @@ def rates(progress: list[Any], warmup: int, count: int, wall: float) -> dict[str
             "steady_ev_s": rows / (sum(millis) / 1000.0),
             "p50_ms": statistics.median(millis),
             "p99_ms": sorted(millis)[max(0, int(len(millis) * 0.99 + 0.5) - 1)],
-            "whole_run_ev_s": count / wall, "phases_ms": phases(steady)}
+            "whole_run_ev_s": count / wall, "phases_ms": phases(steady),
+            "state": state_growth(steady)}
+
+
+def state_growth(progress: list[Any]) -> str:
+    """The stateful operators' rows and memory after the first and the last steady
+    micro-batch (summed over operators): flat state means a window that forgets."""
+    def size(p: Any) -> tuple[int, int]:
+        return (sum(o.numRowsTotal for o in p.stateOperators),
+                sum(o.memoryUsedBytes for o in p.stateOperators))
+    if not progress or not progress[0].stateOperators:
+        return "none"
+    (rows0, bytes0), (rows1, bytes1) = size(progress[0]), size(progress[-1])
+    return f"{rows0} keys {bytes0 / 2**20:.1f} MiB -> {rows1} keys {bytes1 / 2**20:.1f} MiB"
 
 
 def phases(progress: list[Any]) -> str:
