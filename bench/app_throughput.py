@@ -11,7 +11,9 @@ micro-batches after the first
 ``--warmup`` ones (the JVM's and Python workers' warm-up: class loading, JIT, imports);
 p50/p99 of those micro-batches; the run's total rate, warm-up included, beside it; the
 mean of Spark's phases of a steady micro-batch; the state stores' keys and memory after the
-first and the last steady micro-batch.
+first and the last steady micro-batch. ``--rate`` appends only the warm-up's events
+before the start and the rest at that rate while the app runs: the micro-batch p50/p99 at
+a load (the issue's "p99 at half the maximum rate"); its ev/s then says nothing.
 
 Apps:
 
@@ -32,7 +34,7 @@ the pattern and the joins.
 
 Run: PYTHONPATH=src .venv/bin/python bench/app_throughput.py [--apps seed,two-windows,
      filtered-window] [--events 600000] [--batch-rows 100000] [--warmup 2]
-     [--bus sqlite|nats://127.0.0.1:4222] [--handwritten]
+     [--bus sqlite|nats://127.0.0.1:4222] [--handwritten] [--rate EV_PER_S]
      ... --long  (the issue's 10-minute variant: 6,000,000 events per app)
 """
 
@@ -113,20 +115,25 @@ def events(start: int, count: int, rng: np.random.Generator) -> pa.Table:
 
 
 def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
-            work: Path) -> dict[str, Any]:
-    """One app through a GroupRunner over ``count`` events already on its input topic."""
+            work: Path, rate: int = 0) -> dict[str, Any]:
+    """One app through a GroupRunner over ``count`` events already on its input topic; with
+    ``rate``, only the warm-up's events are there at the start and the rest arrive at
+    ``rate`` events a second while it runs (micro-batch latency at a load, not capacity)."""
     app = APPS[name]
     spark = get_spark()
     run = f"{name}-{uuid.uuid4().hex[:6]}"  # an app listed twice starts afresh both times
     runner = GroupRunner(app, bus_url, work / run / "checkpoint", spark=spark, group=name,
                          max_rows_per_batch=batch_rows, heartbeat=False,
                          topic_prefix=f"{run}.")
+    ahead = min(count, warmup * batch_rows) if rate else count
     with open_bus(bus_url) as bus:
         runner.create_topics(bus)
-        append_events(bus, runner.input_topic("TempStream"), count)
+        append_events(bus, runner.input_topic("TempStream"), ahead)
     started = time.perf_counter()
     runner.start()
     try:
+        if ahead < count:
+            feed(bus_url, runner.input_topic("TempStream"), ahead, count, rate)
         assert runner.await_idle(3_600.0), "the runner did not finish"
         wall = time.perf_counter() - started
         progress = [p for q in spark.streams.active for p in q.recentProgress
@@ -148,6 +155,20 @@ def topic_rows(bus_url: str, topic: str, columns: list[str]) -> list[tuple[Any, 
     rows = [tuple(t.column(c)[i].as_py() for c in columns)
             for t in tables for i in range(t.num_rows)]
     return sorted(rows)
+
+
+def feed(bus_url: str, topic: str, start: int, count: int, rate: int) -> None:
+    """Appends events ``start`` to ``count`` to ``topic`` at ``rate`` a second, a slice every
+    100 ms on a fixed schedule (a late slice is not made up by a burst beyond the backlog)."""
+    rng = np.random.default_rng(start)
+    step = max(1, rate // 10)
+    began = time.perf_counter()
+    with open_bus(bus_url) as bus:
+        for n, first in enumerate(range(start, count, step)):
+            delay = began + n * 0.1 - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            bus.append(topic, events(first, min(step, count - first), rng))
 
 
 def append_events(bus: Bus, topic: str, count: int) -> None:
@@ -239,6 +260,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2, help="micro-batches left out")
     parser.add_argument("--bus", default="sqlite")
     parser.add_argument("--long", action="store_true", help="6,000,000 events (~10 min)")
+    parser.add_argument("--rate", type=int, default=0,
+                        help="events a second appended while the app runs (0: all before)")
     parser.add_argument("--handwritten", action="store_true",
                         help="also run filtered-window as a hand-written PySpark job")
     args = parser.parse_args()
@@ -253,7 +276,8 @@ def main() -> None:
             f"{args.bus}?app=bench-{uuid.uuid4().hex[:8]}"
         outputs: dict[str, str] = {}
         for name in args.apps.split(","):
-            result = run_app(name, count, args.batch_rows, args.warmup, url, Path(work))
+            result = run_app(name, count, args.batch_rows, args.warmup, url, Path(work),
+                             args.rate)
             for line in result.pop("plan"):
                 print("  ", line)
             outputs.update(result.pop("outputs"))
