@@ -25,8 +25,8 @@ from pyspark.sql import functions as F
 
 from eddy.engine.compile.expressions import SparkExpressionCompiler
 from eddy.engine.compile.scalar_functions import object_to_json
-from eddy.engine.operators.operator_part import value_columns, writer_frame
 from eddy.engine.compile.spark_sql_support import script_functions
+from eddy.engine.operators.operator_part import value_columns, writer_frame
 from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, output_field
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
