@@ -35,6 +35,8 @@ from eddy.engine.spark.jvm_classes import bridge_jar
 ENV_PREFIX = "EDDY_SPARK_"
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _JAVA_OPTS = "spark.driver.extraJavaOptions"
+LOCAL_FILE_SYSTEM_KEY = "spark.hadoop.fs.file.impl"
+LOCAL_FILE_SYSTEM = "eddy.fs.LocalFileSystem"
 CHECKPOINT_FILE_MANAGER = ("org.apache.spark.sql.execution.streaming.checkpointing."
                            "FileSystemBasedCheckpointFileManager")
 
@@ -79,6 +81,16 @@ def _log4j2_file(scratch: Path) -> Path:
     return path
 
 
+def _driver_memory() -> str:
+    """A quarter of the machine's memory, between 1 and 4 GB (the driver is the executor in
+    local mode)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "1g"
+    return f"{max(1, min(4, total // 4 // 2**30))}g"
+
+
 def default_conf() -> dict[str, str]:
     """eddy's baseline settings; see reference/spark-on-this-machine.md for why each matters."""
     scratch = scratch_dir()
@@ -86,7 +98,10 @@ def default_conf() -> dict[str, str]:
     java_opts += f"-Dlog4j2.configurationFile=file:{_log4j2_file(scratch)}"
     return {
         "spark.master": "local[*]",
-        "spark.driver.memory": "1g",
+        # The operators' rows, state and each micro-batch's collected outputs (tens of MB
+        # for the seed app) live in this heap; at Spark's 1 GB the operator tasks spent a
+        # quarter to a third of their time in GC. The heap grows only as it is needed.
+        "spark.driver.memory": _driver_memory(),
         # Each shuffle partition costs overhead on every micro-batch; Spark's 200 is far too many.
         "spark.sql.shuffle.partitions": str(_usable_cores()),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
@@ -116,6 +131,11 @@ def default_conf() -> dict[str, str]:
         # bytes as well; at this value it skips that (the row limit above still cuts them):
         # 5 % more events/s through a partitioned pattern, warm JVM, alternating runs.
         "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
+        # Python workers talk to the JVM over Unix sockets, not TCP on loopback: over TCP each
+        # Python task (a bus source's read, a Python operator's batch) waited ~40 ms on a small
+        # write held back by delayed acknowledgements; a trivial source's micro-batch took
+        # 100 ms, over Unix sockets 69 ms.
+        "spark.python.unix.domain.socket.enabled": "true",
         # How long Spark waits for a Python worker it started to connect back (default 15 s);
         # on a loaded machine an importing worker can take longer, failing the query.
         "spark.python.authenticate.socketTimeout": "120s",
@@ -151,13 +171,19 @@ def effective_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def _with_eddy_jar(settings: dict[str, str]) -> dict[str, str]:
     """``settings`` with eddy's JVM classes (:mod:`eddy.engine.spark.jvm_classes`) on the
-    driver's class path and shipped to executors, next to any jars the user configured."""
+    driver's class path and shipped to executors, next to any jars the user configured;
+    and, in local mode unless the user named one, eddy's ``file:`` file system
+    (``jvm/src/eddy/fs/LocalFileSystem.java``: Hadoop's, without a ``chmod`` process per
+    checkpoint file — eight per micro-batch of a stateful query). A cluster's executors
+    keep Hadoop's: they load file systems before the jars a job ships."""
     jar = bridge_jar()
     if jar is None:
         return settings
     result = dict(settings)
     for key, separator in (("spark.driver.extraClassPath", os.pathsep), ("spark.jars", ",")):
         result[key] = separator.join(filter(None, (result.get(key), str(jar))))
+    if result.get("spark.master", "").startswith("local"):
+        result.setdefault(LOCAL_FILE_SYSTEM_KEY, LOCAL_FILE_SYSTEM)
     return result
 
 
