@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eddy.bus import Bus, TopicSpec, open_bus
 from eddy.engine.run.bus_sink import BusSink, OutputStream
@@ -430,3 +432,37 @@ def test_sink_takes_value_slots_and_json_of_one_stream_together(bus: Bus) -> Non
     sink(Frame(), 0)  # type: ignore[arg-type]
     assert [e["data"] for e in output_events(bus, "Mixed")] == [
         ["a", 1.0, -1.0], ["p", 2.5, None], ["c", 3.0, None]]
+
+
+_ROW = st.tuples(st.integers(0, 6), st.lists(st.integers(0, 3), min_size=1, max_size=3),
+                 st.sampled_from(["a", "b", "c", "__store_query__"]), st.integers(-50, 50))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_ROW, max_size=30), st.booleans())
+def test_sink_tables_are_each_streams_rows_in_the_groups_order(
+        raw: list[tuple[int, list[int], str, int]], presorted: bool) -> None:
+    """Each stream's table holds exactly its queries' rows, sorted by ``(_seq, _order)``
+    as Python sorts them (stable), whatever order the batch arrives in — already sorted
+    (no copy is made) or not — with the values of its slots only."""
+    if presorted:
+        raw = sorted(raw, key=lambda r: (r[0], r[1]))
+    one = OutputStream("One", "One", (Attribute("v", AttrType.LONG),))
+    two = OutputStream("Two", "Two", (Attribute("w", AttrType.LONG),))
+    sink = BusSink(None, [one, two], {"a": "One", "b": "Two", "c": "One"},  # type: ignore[arg-type]
+                   "app/g")
+    rows = pa.table({
+        "_seq": pa.array([r[0] for r in raw], pa.int64()),
+        "_order": pa.array([r[1] for r in raw], pa.list_(pa.int32())),
+        "_ts": pa.array([r[3] * 10 for r in raw], pa.int64()),
+        "_query": pa.array([r[2] for r in raw], pa.string()),
+        "_data": pa.array([None] * len(raw), pa.string()),
+        "_vlong0": pa.array([r[3] for r in raw], pa.int64()),
+    })
+    tables = sink.tables(rows)
+    for stream, queries in (("One", {"a", "c"}), ("Two", {"b"})):
+        mine = sorted((r for r in raw if r[2] in queries), key=lambda r: (r[0], r[1]))
+        table = tables.get(stream)
+        got = [] if table is None else list(zip(table.column("_ts").to_pylist(),
+                                               table.column(table.column_names[1]).to_pylist()))
+        assert got == [(r[3] * 10, r[3]) for r in mine]

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
@@ -40,7 +41,7 @@ from eddy.bus import Bus
 from eddy.bus import TS as BUS_TS
 from eddy.engine.run.output_rows import group_order, output_values
 from eddy.engine.run.store_requests import StoreAnswer, answers
-from eddy.engine.spark.row_layout import STORE_STREAM
+from eddy.engine.spark.row_layout import DATA, ORDER, QUERY, SEQ, STORE_STREAM, TS, value_slots
 from eddy.lang.ast import Attribute
 
 OutputCallback = Callable[[int, Mapping[str, pa.Table]], None]
@@ -155,7 +156,7 @@ class BusSink:
     def _count_queries(self, rows: pa.Table) -> None:
         if not rows.num_rows:
             return
-        counts: Any = pc.value_counts(rows.column("_query"))
+        counts: Any = pc.value_counts(rows.column(QUERY))
         for query, count in zip(counts.field("values").to_pylist(),
                                 counts.field("counts").to_pylist(), strict=True):
             if query is not None and query != STORE_STREAM:
@@ -163,21 +164,38 @@ class BusSink:
 
     def tables(self, rows: pa.Table) -> dict[str, pa.Table]:
         """Output rows (OUTPUT_SCHEMA) as one table per stream: ``_ts`` and the typed
-        attributes, in the group's order (:mod:`.output_rows`)."""
+        attributes, in the group's order (:mod:`.output_rows`). Each stream's rows are
+        picked by their query, ordered among themselves and taken with only the columns
+        its values are in: the other streams' slots and the ordering columns are never
+        copied (a batch of the seed app: 270,000 rows in ~90 ms by ordering the whole batch
+        first, ~40 ms so)."""
         if not rows.num_rows:
             return {}
-        mine = rows.filter(_of_queries(rows, list(self.queries)))
-        if not mine.num_rows:
-            return {}
-        mine = mine.take(group_order(mine))
+        streams = self._row_streams(rows)
+        keys = rows.select([SEQ, ORDER])
         result: dict[str, pa.Table] = {}
-        for stream, output in self.outputs.items():
-            queries = [q for q, s in self.queries.items() if s == stream]
-            chosen = mine.filter(_of_queries(mine, queries)) \
-                if len(queries) < len(self.queries) else mine
-            if chosen.num_rows:
-                result[stream] = self._table(output, chosen)
+        for code, output in enumerate(self.outputs.values()):
+            picked = np.flatnonzero(streams == code)
+            if not len(picked):
+                continue
+            whole = len(picked) == rows.num_rows
+            picked = picked[group_order(keys if whole else keys.take(picked))]
+            columns = [TS, *_value_columns(rows, output.attributes)]
+            chosen = rows.select(columns)
+            if not (whole and _ascending(picked)):
+                chosen = chosen.take(picked)
+            result[output.stream] = self._table(output, chosen)
         return result
+
+    def _row_streams(self, rows: pa.Table) -> np.ndarray:
+        """Per row, the position in :attr:`outputs` of the stream its query inserts into;
+        -1 for a row of no query of the sink (an on-demand query's answer)."""
+        encoded: Any = pc.dictionary_encode(rows.column(QUERY).combine_chunks())
+        position = {stream: i for i, stream in enumerate(self.outputs)}
+        codes = np.array([position.get(self.queries.get(str(name)), -1)
+                          for name in encoded.dictionary.to_pylist()] + [-1], np.int64)
+        indices = pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy()
+        return codes[indices]
 
     @staticmethod
     def _table(output: OutputStream, rows: pa.Table) -> pa.Table:
@@ -185,10 +203,17 @@ class BusSink:
             values = output_values(rows, output.attributes)
         except ValueError as error:
             raise ValueError(f"stream '{output.stream}': {error}") from None
-        return pa.table([rows.column("_ts").cast(pa.int64()), *values],
+        return pa.table([rows.column(TS).cast(pa.int64()), *values],
                         names=[BUS_TS, *(a.name for a in output.attributes)])
 
+def _value_columns(rows: pa.Table, attributes: Sequence[Attribute]) -> list[str]:
+    """The columns :func:`output_values` reads for ``attributes``: their value slots (those
+    of this batch) and ``_data``."""
+    slots = value_slots(attributes) or ()
+    return [name for name in (*slots, DATA) if name in rows.column_names]
 
-def _of_queries(rows: pa.Table, queries: list[str]) -> pa.BooleanArray:
-    """Which rows the ``queries`` emitted."""
-    return pc.is_in(rows.column("_query"), pa.array(queries, pa.string()))
+
+def _ascending(indices: np.ndarray) -> bool:
+    """Whether ``indices`` are ``0, 1, 2, …`` (taking them would copy for nothing)."""
+    return bool(indices[0] == 0 and indices[-1] == len(indices) - 1
+                and (len(indices) < 2 or (np.diff(indices) == 1).all()))

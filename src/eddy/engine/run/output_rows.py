@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from eddy.bus.arrow_codec import ARROW_TYPES
-from eddy.engine.spark.row_layout import DATA, value_slots
+from eddy.engine.spark.row_layout import DATA, ORDER, SEQ, value_slots
 from eddy.lang.ast import Attribute, AttrType
 
 _SHORTER_FIRST = np.iinfo(np.int64).min
@@ -41,19 +41,36 @@ def group_order(rows: pa.Table) -> np.ndarray:
     count = rows.num_rows
     if count == 0:
         return np.zeros(0, np.int64)
-    seq = rows.column("_seq").to_numpy()
-    order = rows.column("_order").combine_chunks()
+    seq = rows.column(SEQ).to_numpy()
+    order = rows.column(ORDER).combine_chunks()
     lengths = pc.fill_null(pc.list_value_length(order), 0).to_numpy().astype(np.int64)
     width = int(lengths.max())
     keys: list[np.ndarray] = []
     if width:
         flat = pc.list_flatten(order).to_numpy().astype(np.int64)
-        padded = np.full((count, width), _SHORTER_FIRST, np.int64)
-        starts = np.cumsum(lengths) - lengths
-        padded[np.repeat(np.arange(count), lengths),
-               np.arange(flat.size) - np.repeat(starts, lengths)] = flat
+        if flat.size == count * width:  # every path as long: no padding
+            padded = flat.reshape(count, width)
+        else:
+            padded = np.full((count, width), _SHORTER_FIRST, np.int64)
+            starts = np.cumsum(lengths) - lengths
+            padded[np.repeat(np.arange(count), lengths),
+                   np.arange(flat.size) - np.repeat(starts, lengths)] = flat
         keys = [padded[:, j] for j in reversed(range(width))]
+    if _sorted([seq, *reversed(keys)]):  # an operator's own outputs usually are
+        return np.arange(count, dtype=np.int64)
     return np.lexsort([*keys, seq])
+
+
+def _sorted(keys: list[np.ndarray]) -> bool:
+    """Whether the rows are already in the lexicographic order of ``keys`` (most
+    significant first): each row's key tuple at most the next one's."""
+    if len(keys[0]) < 2:
+        return True
+    in_order = np.ones(len(keys[0]) - 1, bool)
+    for key in reversed(keys):
+        later, earlier = key[1:], key[:-1]
+        in_order = (earlier < later) | ((earlier == later) & in_order)
+    return bool(in_order.all())
 
 
 def output_values(rows: pa.Table, attributes: Sequence[Attribute]) -> list[pa.Array[Any]]:

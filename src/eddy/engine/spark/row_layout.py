@@ -63,9 +63,13 @@ _SPARK_TYPES: dict[AttrType, DataType] = {
     AttrType.OBJECT: StringType(),
 }
 
+ORDER, QUERY = "_order", "_query"
+"""Output columns: an output's place among those of its input row (a path: chains nest), and
+the query that emitted it."""
+
 OUTPUT_SCHEMA = StructType([
-    StructField("_seq", LongType()), StructField("_order", ArrayType(IntegerType())),
-    StructField("_ts", LongType()), StructField("_query", StringType()),
+    StructField(SEQ, LongType()), StructField(ORDER, ArrayType(IntegerType())),
+    StructField(TS, LongType()), StructField(QUERY, StringType()),
     StructField("_target", StringType()), StructField("_expired", BooleanType()),
     StructField("_data", StringType()),
 ])
