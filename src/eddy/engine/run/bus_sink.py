@@ -206,6 +206,7 @@ class BusSink:
         return pa.table([rows.column(TS).cast(pa.int64()), *values],
                         names=[BUS_TS, *(a.name for a in output.attributes)])
 
+
 def _value_columns(rows: pa.Table, attributes: Sequence[Attribute]) -> list[str]:
     """The columns :func:`output_values` reads for ``attributes``: their value slots (those
     of this batch) and ``_data``."""
