@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eddy.bus import Bus, TopicSpec, open_bus
-from eddy.engine.run.bus_sink import BusSink, OutputStream
+from eddy.engine.run.bus_sink import BusSink, OutputStream, sink_rows
 from eddy.engine.run.group_runner import GroupRunner
 from eddy.engine.run.group_topics import GroupTopics, output_events
 from eddy.engine.spark.bus_source import (
@@ -35,7 +35,7 @@ from eddy.engine.spark.bus_source import (
     register_bus_source,
 )
 from eddy.engine.spark.data_sources import RUNNER_ENV_KEYS
-from eddy.engine.spark.row_layout import InputLayout
+from eddy.engine.spark.row_layout import STORE_STREAM, InputLayout
 from eddy.lang import check
 from eddy.lang.ast import Attribute, AttrType
 
@@ -466,3 +466,16 @@ def test_sink_tables_are_each_streams_rows_in_the_groups_order(
         got = [] if table is None else list(zip(table.column("_ts").to_pylist(),
                                                table.column(table.column_names[1]).to_pylist()))
         assert got == [(r[3] * 10, r[3]) for r in mine]
+
+
+def test_sink_rows_keep_targets_only_on_answers(spark: Any) -> None:
+    """What the group's query hands the sink: the same columns in the same order, with
+    ``_target`` (a stream name, as text, on every output) left only where the sink reads
+    it — the rows of on-demand answers."""
+    frame = spark.createDataFrame(
+        [(1, "q", "Out", "x"), (2, STORE_STREAM, "__answered__", "y"), (3, None, "Out", "z")],
+        "_seq long, _query string, _target string, _data string")
+    rows = sink_rows(frame)
+    assert rows.columns == frame.columns
+    assert [tuple(r) for r in rows.orderBy("_seq").collect()] == [
+        (1, "q", None, "x"), (2, STORE_STREAM, "__answered__", "y"), (3, None, None, "z")]

@@ -36,12 +36,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from eddy.bus import Bus
 from eddy.bus import TS as BUS_TS
 from eddy.engine.run.output_rows import group_order, output_values
 from eddy.engine.run.store_requests import StoreAnswer, answers
-from eddy.engine.spark.row_layout import DATA, ORDER, QUERY, SEQ, STORE_STREAM, TS, value_slots
+from eddy.engine.spark.row_layout import (
+    DATA,
+    ORDER,
+    QUERY,
+    SEQ,
+    STORE_STREAM,
+    TARGET,
+    TS,
+    value_slots,
+)
 from eddy.lang.ast import Attribute
 
 OutputCallback = Callable[[int, Mapping[str, pa.Table]], None]
@@ -205,6 +215,18 @@ class BusSink:
             raise ValueError(f"stream '{output.stream}': {error}") from None
         return pa.table([rows.column(TS).cast(pa.int64()), *values],
                         names=[BUS_TS, *(a.name for a in output.attributes)])
+
+
+def sink_rows(frame: DataFrame) -> DataFrame:
+    """A group's output rows as the sink reads them: ``_target`` kept only on on-demand
+    answers, the one kind of row it is read from (:func:`answers`). Otherwise every row
+    of a stream carries the stream's name as text into Arrow: 5–10 % of the CPU per event
+    of the seed app, measured alternating, warm JVM."""
+    if TARGET not in frame.columns:
+        return frame
+    answer = F.col(QUERY) == F.lit(STORE_STREAM)
+    return frame.select(*(F.when(answer, F.col(c)).alias(c) if c == TARGET else F.col(c)
+                          for c in frame.columns))
 
 
 def _value_columns(rows: pa.Table, attributes: Sequence[Attribute]) -> list[str]:

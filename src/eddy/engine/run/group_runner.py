@@ -31,7 +31,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from eddy.bus import Bus, TopicSpec, open_bus
 from eddy.engine.compile.group_query import compile_group
 from eddy.engine.run import group_checkpoint, group_real_time
-from eddy.engine.run.bus_sink import BatchHook, BusSink, OutputCallback
+from eddy.engine.run.bus_sink import BatchHook, BusSink, OutputCallback, sink_rows
 from eddy.engine.run.group_metrics import GroupMetrics
 from eddy.engine.run.group_status import RunnerStatus
 from eddy.engine.run.group_topics import GroupTopics
@@ -172,7 +172,7 @@ class GroupRunner:
             self._planned = None  # used once: a later start plans afresh
             planned = time.monotonic()
             checkpoint = self.checkpoint_dir / group_checkpoint.MICRO_BATCH_CHECKPOINT
-            self._query = (outputs.writeStream.foreachBatch(self._sink)
+            self._query = (sink_rows(outputs).writeStream.foreachBatch(self._sink)
                            .trigger(processingTime=self.trigger_interval)
                            .option("checkpointLocation", str(checkpoint))
                            .queryName(f"eddy:{self.name}").start())

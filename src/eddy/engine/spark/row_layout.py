@@ -63,14 +63,14 @@ _SPARK_TYPES: dict[AttrType, DataType] = {
     AttrType.OBJECT: StringType(),
 }
 
-ORDER, QUERY = "_order", "_query"
-"""Output columns: an output's place among those of its input row (a path: chains nest), and
-the query that emitted it."""
+ORDER, QUERY, TARGET = "_order", "_query", "_target"
+"""Output columns: an output's place among those of its input row (a path: chains nest), the
+query that emitted it, and the stream it goes to (or how an on-demand answer ends)."""
 
 OUTPUT_SCHEMA = StructType([
     StructField(SEQ, LongType()), StructField(ORDER, ArrayType(IntegerType())),
     StructField(TS, LongType()), StructField(QUERY, StringType()),
-    StructField("_target", StringType()), StructField("_expired", BooleanType()),
+    StructField(TARGET, StringType()), StructField("_expired", BooleanType()),
     StructField("_data", StringType()),
 ])
 
