@@ -112,6 +112,8 @@ class BusSink:
         if unknown:
             raise ValueError(f"queries insert into {', '.join(unknown)}, which have no topic")
         self.queries = dict(queries)
+        position = {stream: i for i, stream in enumerate(self.outputs)}
+        self._stream_of_query = {q: position[s] for q, s in self.queries.items()}
         self.producer_prefix = producer_prefix
         self.on_output = on_output
         self.on_answers = on_answers
@@ -201,8 +203,7 @@ class BusSink:
         """Per row, the position in :attr:`outputs` of the stream its query inserts into;
         -1 for a row of no query of the sink (an on-demand query's answer)."""
         encoded: Any = pc.dictionary_encode(rows.column(QUERY).combine_chunks())
-        position = {stream: i for i, stream in enumerate(self.outputs)}
-        codes = np.array([position.get(self.queries.get(str(name)), -1)
+        codes = np.array([self._stream_of_query.get(str(name), -1)
                           for name in encoded.dictionary.to_pylist()] + [-1], np.int64)
         indices = pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy()
         return codes[indices]
