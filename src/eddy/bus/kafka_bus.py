@@ -132,7 +132,9 @@ class KafkaBus(Bus):
         self._admin = AdminClient(self._config)
         self._pool = ReaderPool(self._reader)
         self._ensure_topic(self.meta_topic, 1, {"cleanup.policy": "compact"})
-        self._meta = MetaLog(self.meta_topic, self._reader(self.meta_topic, 0),
+        self._meta = MetaLog(self.meta_topic,
+                             PartitionReader(self._config, self.meta_topic, 0, self._timeout,
+                                             contiguous=False),
                              self._produce_one)
         _OPEN.add(self)
 

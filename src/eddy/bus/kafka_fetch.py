@@ -4,6 +4,15 @@ A :class:`PartitionReader` is a consumer assigned to one partition (never subscr
 committing: positions live in the bus's metadata topic). Reading on from where the last
 read stopped keeps the consumer's prefetched records; a read elsewhere seeks. A
 :class:`ReaderPool` keeps a few readers per bus, the least recently used closed first.
+
+**Gaps.** A data topic's offsets have no gaps (eddy writes no transactions and compacts
+nothing), yet a broker may serve a later record before an earlier one is readable: Tansu
+assigns an offset, then stores the record, and a fetch in between returns the records
+after it. A reader that took that answer would never see the missing record — for the
+record chain, a writer that misses a rival's valid record goes on after its own and the
+two fork. So a *contiguous* reader (every data topic's) seeks back to the first missing
+offset and fetches again until the record is there, within its timeout; only the
+compacted metadata topic's reader accepts gaps.
 """
 
 from __future__ import annotations
@@ -28,8 +37,9 @@ class PartitionReader:
     """One consumer assigned to one partition; not thread-safe (the pool lends it out)."""
 
     def __init__(self, config: dict[str, Any], topic: str, partition: int,
-                 timeout_s: float) -> None:
+                 timeout_s: float, *, contiguous: bool = True) -> None:
         self.topic, self.partition, self.timeout = topic, partition, timeout_s
+        self.contiguous = contiguous
         self.where = f"Kafka topic '{topic}' partition {partition}"
         self._config = {
             **config, "group.id": f"eddy-reader-{uuid.uuid4().hex}",
@@ -74,34 +84,41 @@ class PartitionReader:
         if start >= stop:
             return []
         if self._position != start:
-            self._consumer.assign([TopicPartition(self.topic, self.partition, start)])
+            self._seek(start)
         position, self._position = start, None  # unknown until the read completes
         found: list[Any] = []
         deadline = time.monotonic() + self.timeout
         while position < stop:
             messages = self._consumer.consume(num_messages=min(_BATCH, stop - position),
                                               timeout=0.5)
+            before = position
             for message in messages:
                 error = message.error()
                 if error is not None and error.code() == KafkaError._PARTITION_EOF:
-                    # The end of a compacted stretch (offsets may be missing before it).
-                    position = max(position, message.offset() or 0)
+                    if not self.contiguous:  # the end of a compacted stretch
+                        position = max(position, message.offset() or 0)
                     continue
                 if error is not None:
                     self._fail(error, start)
                 offset = message.offset() or 0
                 if offset < position:
                     continue  # left from before a seek
+                if offset > position and self.contiguous:
+                    self._seek(position)  # record `position` not readable yet: fetch again
+                    break
                 if offset < stop:
                     found.append(message)
                 position = offset + 1
-            if messages:
+            if position > before:
                 deadline = time.monotonic() + self.timeout
             elif time.monotonic() > deadline:
                 raise BusError(f"{self.where}: no record at offset {position} within "
                                f"{self.timeout:.0f} s")
         self._position = position
         return found
+
+    def _seek(self, offset: int) -> None:
+        self._consumer.assign([TopicPartition(self.topic, self.partition, offset)])
 
     def _fail(self, error: KafkaError, start: int) -> None:
         self._position = None
