@@ -35,7 +35,9 @@ the pattern and the joins.
 Run: PYTHONPATH=src .venv/bin/python bench/app_throughput.py [--apps seed,two-windows,
      filtered-window] [--events 600000] [--batch-rows 100000] [--warmup 2]
      [--bus sqlite|nats://127.0.0.1:4222] [--handwritten] [--rate EV_PER_S]
-     ... --long  (the issue's 10-minute variant: 6,000,000 events per app)
+     [--minutes M --warmup-minutes W]  (events arrive as the app reads them, for M
+     minutes; the first W minutes' micro-batches left out: a warm JVM)
+     ... --long  (the issue's variant: --minutes 10 --warmup-minutes 2)
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +107,8 @@ select roomNo, avg(temp) as avgTemp group by roomNo insert into HotAvgStream;
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000}
 CHUNK = 100_000
+BACKLOG = 4
+"""Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
 
 
 def events(start: int, count: int, rng: np.random.Generator) -> pa.Table:
@@ -115,36 +120,77 @@ def events(start: int, count: int, rng: np.random.Generator) -> pa.Table:
 
 
 def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
-            work: Path, rate: int = 0) -> dict[str, Any]:
+            work: Path, rate: int = 0, minutes: float = 0.0,
+            warmup_minutes: float = 0.0) -> dict[str, Any]:
     """One app through a GroupRunner over ``count`` events already on its input topic; with
     ``rate``, only the warm-up's events are there at the start and the rest arrive at
-    ``rate`` events a second while it runs (micro-batch latency at a load, not capacity)."""
+    ``rate`` events a second while it runs (micro-batch latency at a load, not capacity);
+    with ``minutes``, events keep arriving, always a few micro-batches ahead of the app, for
+    that long, and the micro-batches of the first ``warmup_minutes`` are left out."""
     app = APPS[name]
     spark = get_spark()
     run = f"{name}-{uuid.uuid4().hex[:6]}"  # an app listed twice starts afresh both times
     runner = GroupRunner(app, bus_url, work / run / "checkpoint", spark=spark, group=name,
                          max_rows_per_batch=batch_rows, heartbeat=False,
                          topic_prefix=f"{run}.")
-    ahead = min(count, warmup * batch_rows) if rate else count
+    ahead = BACKLOG * batch_rows if minutes else \
+        min(count, warmup * batch_rows) if rate else count
     with open_bus(bus_url) as bus:
         runner.create_topics(bus)
         append_events(bus, runner.input_topic("TempStream"), ahead)
-    started = time.perf_counter()
+    started, began = time.perf_counter(), time.time()
     runner.start()
     try:
-        if ahead < count:
+        seen: dict[int, Any] = {}
+        if minutes:
+            count = keep_ahead(bus_url, runner.input_topic("TempStream"), ahead, batch_rows,
+                               lambda: progress_of(spark, seen), began + minutes * 60)
+        elif ahead < count:
             feed(bus_url, runner.input_topic("TempStream"), ahead, count, rate)
         assert runner.await_idle(3_600.0), "the runner did not finish"
         wall = time.perf_counter() - started
-        progress = [p for q in spark.streams.active for p in q.recentProgress
-                    if p.numInputRows > 0]
+        progress = progress_of(spark, seen)
     finally:
         runner.stop()
+    if minutes:
+        warmup = sum(1 for p in progress
+                     if started_at(p) < began + warmup_minutes * 60)
     analyzed = check(app)
     plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
     return {"app": name, **rates(progress, warmup, count, wall), "target": TARGETS[name],
             "plan": [c.describe() for c in plan.queries],
             "outputs": {o.stream: o.topic for o in runner.topics.outputs}}
+
+
+def progress_of(spark: Any, seen: dict[int, Any]) -> list[Any]:
+    """The active query's micro-batches that read events, in order: ``seen`` gathers them
+    across calls (Spark keeps only the last 100)."""
+    for query in spark.streams.active:
+        for p in query.recentProgress:
+            if p.numInputRows > 0:
+                seen[p.batchId] = p
+    return [seen[b] for b in sorted(seen)]
+
+
+def started_at(progress: Any) -> float:
+    """When a micro-batch started (epoch seconds)."""
+    return datetime.fromisoformat(progress.timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def keep_ahead(bus_url: str, topic: str, appended: int, batch_rows: int,
+               progress: Any, until: float) -> int:
+    """Appends events while the app runs, keeping ``BACKLOG`` micro-batches of them ahead of
+    what it has read, until ``until`` (epoch seconds); the number of events appended."""
+    rng = np.random.default_rng(appended)
+    with open_bus(bus_url) as bus:
+        while time.time() < until:
+            read = sum(batch_events(p) for p in progress())
+            if appended - read < BACKLOG * batch_rows:
+                bus.append(topic, events(appended, CHUNK, rng))
+                appended += CHUNK
+            else:
+                time.sleep(0.05)  # polling the app's progress, bounded by ``until``
+    return appended
 
 
 def topic_rows(bus_url: str, topic: str, columns: list[str]) -> list[tuple[Any, ...]]:
@@ -184,8 +230,8 @@ def batch_events(progress: Any) -> int:
     with several operators reads it once per operator (the seed app: three times)."""
     events = 0
     for source in progress.sources:
-        end = json.loads(source.endOffset) if source.endOffset else {}
-        start = json.loads(source.startOffset) if source.startOffset else {}
+        end = (json.loads(source.endOffset) if source.endOffset else None) or {}
+        start = (json.loads(source.startOffset) if source.startOffset else None) or {}
         for topic, positions in end.items():
             before = start.get(topic) or [0] * len(positions)
             events += sum(e - s for e, s in zip(positions, before))
@@ -259,13 +305,19 @@ def main() -> None:
     parser.add_argument("--batch-rows", type=int, default=100_000)
     parser.add_argument("--warmup", type=int, default=2, help="micro-batches left out")
     parser.add_argument("--bus", default="sqlite")
-    parser.add_argument("--long", action="store_true", help="6,000,000 events (~10 min)")
+    parser.add_argument("--long", action="store_true",
+                        help="the issue's variant: 10 minutes per app, the first 2 left out")
+    parser.add_argument("--minutes", type=float, default=0.0,
+                        help="run each app this long, events arriving as it reads them")
+    parser.add_argument("--warmup-minutes", type=float, default=0.0,
+                        help="with --minutes: leave out the micro-batches of this warm-up")
     parser.add_argument("--rate", type=int, default=0,
                         help="events a second appended while the app runs (0: all before)")
     parser.add_argument("--handwritten", action="store_true",
                         help="also run filtered-window as a hand-written PySpark job")
     args = parser.parse_args()
-    count = 6_000_000 if args.long else args.events
+    count = args.events
+    minutes, warmup_minutes = (10.0, 2.0) if args.long else (args.minutes, args.warmup_minutes)
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     if args.handwritten:
         from handwritten import jvm_job_conf
@@ -277,7 +329,7 @@ def main() -> None:
         outputs: dict[str, str] = {}
         for name in args.apps.split(","):
             result = run_app(name, count, args.batch_rows, args.warmup, url, Path(work),
-                             args.rate)
+                             args.rate, minutes, warmup_minutes)
             for line in result.pop("plan"):
                 print("  ", line)
             outputs.update(result.pop("outputs"))
