@@ -479,3 +479,28 @@ def test_sink_rows_keep_targets_only_on_answers(spark: Any) -> None:
     assert rows.columns == frame.columns
     assert [tuple(r) for r in rows.orderBy("_seq").collect()] == [
         (1, "q", None, "x"), (2, STORE_STREAM, "__answered__", "y"), (3, None, None, "z")]
+
+
+def test_admission_from_one_partition_reads_no_events(bus_url: str, bus: Bus) -> None:
+    """Planning every micro-batch of a backlog on one partition costs no bus read: its first
+    ``max_rows`` events are the batch, as the general cut says."""
+    reader = _reader(bus_url)
+    bus.create_topic(TopicSpec("TopicA", LAYOUT.attributes("A")))
+    bus.create_topic(TopicSpec("TopicB", LAYOUT.attributes("B")))
+    bus.append("TopicA", pa.table({"_ts": [5, 1, 7, 2, 9], "v": [1, 2, 3, 4, 5]}))
+    start = reader.initialOffset()
+    end = {t: bus.end_offsets(t) for t in start}
+    reads: list[str] = []
+    read_table = bus.read_table
+
+    def counted(topic: str, *args: int) -> pa.Table:
+        reads.append(topic)
+        return read_table(topic, *args)
+
+    bus.read_table = counted  # type: ignore[method-assign]
+    assert admit(bus, reader.inputs, start, end, 3) == {"TopicA": [3], "TopicB": [0]}
+    assert reads == []
+    bus.append("TopicB", pa.table({"_ts": [0], "w": ["a"], "x": pa.array([1], pa.int32())}))
+    end = {t: bus.end_offsets(t) for t in start}
+    assert admit(bus, reader.inputs, start, end, 3) == {"TopicA": [2], "TopicB": [1]}
+    assert reads  # two partitions with events: their timestamps decide

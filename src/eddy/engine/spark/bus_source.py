@@ -214,13 +214,19 @@ def admit(bus: Bus, inputs: GroupInput, start: Offsets, end: Offsets,
     micro-batches is processed in the same order as one read at once whenever timestamps
     rise within each partition: a cut never lets a later event of one stream overtake an
     earlier event of another (a fair share per partition would). Only the timestamps of at
-    most ``max_rows`` events per partition are read.
+    most ``max_rows`` events per partition are read, and none when one partition has
+    events waiting (its order is its own: the cut is its first ``max_rows``).
     """
     slots = [(inputs.stream_index(stream), topic, p, start[topic][p], end[topic][p])
              for stream, topic in inputs.topics for p in range(len(end[topic]))
              if end[topic][p] > start[topic][p]]
     if sum(e - s for *_, s, e in slots) <= max_rows:
         return {topic: list(ends) for topic, ends in end.items()}
+    admitted = {topic: list(positions) for topic, positions in start.items() if topic in end}
+    if len(slots) == 1:  # one partition's events come in its own order: no need to read
+        _, topic, p, first, _ = slots[0]
+        admitted[topic][p] = first + max_rows
+        return admitted
     keys: list[tuple[np.ndarray, ...]] = []
     for slot, (index, topic, p, first, last) in enumerate(slots):
         ts = bus.read_table(topic, p, first, min(last, first + max_rows)) \
@@ -232,7 +238,6 @@ def admit(bus: Bus, inputs: GroupInput, start: Offsets, end: Offsets,
     high_water, stream_index, part, rank, slot_of = (np.concatenate(k) for k in zip(*keys))
     chosen = np.lexsort((rank, part, stream_index, high_water))[:max_rows]
     counts = np.bincount(slot_of[chosen], minlength=len(slots))
-    admitted = {topic: list(positions) for topic, positions in start.items() if topic in end}
     for (_, topic, p, first, _), count in zip(slots, counts):
         admitted[topic][p] = first + int(count)
     return admitted
