@@ -9,11 +9,13 @@ import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
@@ -142,15 +144,20 @@ public final class SlidingTimeAggregate implements
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
     }
 
+    /** The key of the one group of a query without {@code group by}. */
+    private static final Object NO_GROUP = List.of();
+
     /** One group of the query's {@code group by}: its running sums and events. */
     static final class Group {
-        final List<Object> key;
+        /** Its {@code group by} value, a list of them when there are several, or
+         *  {@link #NO_GROUP}: a plain value hashes and compares without a list's iterators. */
+        final Object key;
         final double[] sums;
         final long[] counts;
         final Extreme[] extremes;
         long size;
 
-        Group(List<Object> key, int arguments, char[] kinds, int[] indexes) {
+        Group(Object key, int arguments, char[] kinds, int[] indexes) {
             this.key = key;
             this.sums = new double[arguments];
             this.counts = new long[arguments];
@@ -280,12 +287,13 @@ public final class SlidingTimeAggregate implements
         long clock;
         long last = Long.MIN_VALUE;
         final ArrayDeque<Long> timers = new ArrayDeque<>();
-        final Map<List<Object>, Group> groups = new HashMap<>();
+        final Map<Object, Group> groups = new HashMap<>();
         final ArrayDeque<Entry> queue = new ArrayDeque<>();
     }
 
     /** One emission's selected outputs, per group in order of its first selected event
-     *  (the value: the output right after the group's last selected event). */
+     *  (the value: the output right after the group's last selected event). One chunk
+     *  serves every emission of a call, emptied by {@link #emitTo}. */
     final class Chunk {
         final Map<Object, Object[]> outputs = new LinkedHashMap<>();
 
@@ -293,14 +301,18 @@ public final class SlidingTimeAggregate implements
             if (leaving ? !expired : !current) {
                 return;
             }
-            Object[] emitted = new Object[firstValue + kinds.length];
+            Object key = everyEvent ? Integer.valueOf(outputs.size()) : group.key;
+            Object[] emitted = outputs.get(key);  // a later event of the group replaces it
+            if (emitted == null) {
+                emitted = new Object[firstValue + kinds.length];
+                outputs.put(key, emitted);
+            }
             emitted[0] = seq;
             emitted[1] = ts;
             emitted[3] = leaving;
             for (int i = 0; i < kinds.length; i++) {
                 emitted[firstValue + i] = value(i, group, plain);
             }
-            outputs.put(everyEvent ? Integer.valueOf(outputs.size()) : group.key, emitted);
         }
 
         void emitTo(List<Row> out, boolean timer) {
@@ -310,6 +322,7 @@ public final class SlidingTimeAggregate implements
                 emitted[4] = timer;
                 out.add(RowFactory.create(emitted));
             }
+            outputs.clear();
         }
     }
 
@@ -322,6 +335,7 @@ public final class SlidingTimeAggregate implements
         List<Row> out = new ArrayList<>();
         int argumentsAt = FIRST + groups;
         int plainAt = argumentsAt + arguments;
+        Chunk chunk = new Chunk();
         for (Row row : rows) {
             if (!row.getBoolean(2)) {
                 throw new IllegalStateException("on-demand queries need tables, which this "
@@ -331,7 +345,7 @@ public final class SlidingTimeAggregate implements
             boolean late = ts < window.clock;
             window.clock = Math.max(window.clock, ts);
             if (expired) {
-                expiringStep(window, row, ts, late, out, argumentsAt, plainAt);
+                expiringStep(window, chunk, row, ts, late, out, argumentsAt, plainAt);
                 continue;
             }
             long threshold = window.clock - span;
@@ -360,8 +374,8 @@ public final class SlidingTimeAggregate implements
     }
 
     /** One row when expired events are outputs: the timer's emission, then the row's. */
-    private void expiringStep(Window window, Row row, long ts, boolean late, List<Row> out,
-                              int argumentsAt, int plainAt) {
+    private void expiringStep(Window window, Chunk chunk, Row row, long ts, boolean late,
+                              List<Row> out, int argumentsAt, int plainAt) {
         long seq = row.getLong(0);
         if (!length && !late) {
             boolean fired = false;
@@ -370,7 +384,6 @@ public final class SlidingTimeAggregate implements
                 fired = true;
             }
             if (fired) {
-                Chunk chunk = new Chunk();
                 expire(window, chunk, seq);
                 chunk.emitTo(out, true);
             }
@@ -378,7 +391,6 @@ public final class SlidingTimeAggregate implements
         if (!row.getBoolean(3)) {
             return;
         }
-        Chunk chunk = new Chunk();
         if (!length) {
             expire(window, chunk, seq);
         } else if (window.queue.size() >= span) {
@@ -412,11 +424,7 @@ public final class SlidingTimeAggregate implements
 
     /** The passing row enters the window; its group. */
     private Group enter(Window window, Row row, long ts, int argumentsAt, Object[] plain) {
-        List<Object> groupKey = new ArrayList<>(groups);
-        for (int i = 0; i < groups; i++) {
-            groupKey.add(row.get(FIRST + i));
-        }
-        Group group = window.groups.computeIfAbsent(groupKey,
+        Group group = window.groups.computeIfAbsent(groupKey(i -> row.get(FIRST + i)),
                 k -> new Group(k, arguments, kinds, indexes));
         double[] values = new double[arguments];
         for (int i = 0; i < arguments; i++) {
@@ -453,6 +461,30 @@ public final class SlidingTimeAggregate implements
         return what == 's' ? group.sums[index] : group.sums[index] / group.counts[index];
     }
 
+    /** A group's map key from its {@code group by} values ({@code part(i)}: the i-th). */
+    private Object groupKey(IntFunction<Object> part) {
+        if (groups == 0) {
+            return NO_GROUP;
+        }
+        if (groups == 1) {
+            return part.apply(0);
+        }
+        List<Object> key = new ArrayList<>(groups);
+        for (int i = 0; i < groups; i++) {
+            key.add(part.apply(i));
+        }
+        return key;
+    }
+
+    /** A group's {@code group by} values, from its map key. */
+    @SuppressWarnings("unchecked")
+    private List<Object> keyParts(Object key) {
+        if (groups == 0) {
+            return List.of();
+        }
+        return groups == 1 ? Collections.singletonList(key) : (List<Object>) key;
+    }
+
     private static void remove(Window window, Entry entry) {
         Group group = entry.group;
         group.remove(entry.values);
@@ -477,7 +509,7 @@ public final class SlidingTimeAggregate implements
             out.writeInt(live.size());
             for (Group group : live) {
                 numbers.put(group, numbers.size());
-                for (Object value : group.key) {
+                for (Object value : keyParts(group.key)) {
                     StateValues.write(out, value);
                 }
                 for (int i = 0; i < arguments; i++) {
@@ -524,10 +556,11 @@ public final class SlidingTimeAggregate implements
             int count = in.readInt();
             List<Group> numbered = new ArrayList<>(count);
             for (int g = 0; g < count; g++) {
-                List<Object> key = new ArrayList<>(groups);
+                Object[] parts = new Object[groups];
                 for (int i = 0; i < groups; i++) {
-                    key.add(StateValues.read(in));
+                    parts[i] = StateValues.read(in);
                 }
+                Object key = groupKey(i -> parts[i]);
                 Group group = new Group(key, arguments, kinds, indexes);
                 for (int i = 0; i < arguments; i++) {
                     group.sums[i] = in.readDouble();
