@@ -166,10 +166,13 @@ def progress_of(spark: Any, seen: dict[int, Any]) -> list[Any]:
     """The active query's micro-batches that read events, in order: ``seen`` gathers them
     across calls (Spark keeps only the last 100)."""
     for query in spark.streams.active:
-        for p in query.recentProgress:
-            if p.numInputRows > 0:
-                seen[p.batchId] = p
-    return [seen[b] for b in sorted(seen)]
+        last = query.lastProgress  # one progress parsed, not Spark's last 100
+        if last is None or last.batchId in seen:
+            continue
+        missed = last.batchId > 0 and last.batchId - 1 not in seen
+        for p in query.recentProgress if missed else [last]:
+            seen.setdefault(p.batchId, p)
+    return [seen[b] for b in sorted(seen) if seen[b].numInputRows > 0]
 
 
 def started_at(progress: Any) -> float:
@@ -184,13 +187,21 @@ def keep_ahead(bus_url: str, topic: str, appended: int, batch_rows: int,
     rng = np.random.default_rng(appended)
     with open_bus(bus_url) as bus:
         while time.time() < until:
-            read = sum(batch_events(p) for p in progress())
+            done = progress()
+            read = read_to(done[-1]) if done else 0
             if appended - read < BACKLOG * batch_rows:
                 bus.append(topic, events(appended, CHUNK, rng))
                 appended += CHUNK
             else:
                 time.sleep(0.05)  # polling the app's progress, bounded by ``until``
     return appended
+
+
+def read_to(progress: Any) -> int:
+    """The events the app has read up to the end of a micro-batch: its sources' end
+    positions (bus positions count events from 0)."""
+    return sum(sum(positions) for source in progress.sources if source.endOffset
+               for positions in (json.loads(source.endOffset) or {}).values())
 
 
 def topic_rows(bus_url: str, topic: str, columns: list[str]) -> list[tuple[Any, ...]]:
