@@ -146,7 +146,8 @@ def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
             count = keep_ahead(bus_url, runner.input_topic("TempStream"), ahead, batch_rows,
                                lambda: progress_of(spark, seen), began + minutes * 60)
         elif ahead < count:
-            feed(bus_url, runner.input_topic("TempStream"), ahead, count, rate)
+            feed(bus_url, runner.input_topic("TempStream"), ahead, count, rate,
+                 lambda: progress_of(spark, seen))
         assert runner.await_idle(3_600.0), "the runner did not finish"
         wall = time.perf_counter() - started
         progress = progress_of(spark, seen)
@@ -214,9 +215,11 @@ def topic_rows(bus_url: str, topic: str, columns: list[str]) -> list[tuple[Any, 
     return sorted(rows)
 
 
-def feed(bus_url: str, topic: str, start: int, count: int, rate: int) -> None:
+def feed(bus_url: str, topic: str, start: int, count: int, rate: int,
+         progress: Any) -> None:
     """Appends events ``start`` to ``count`` to ``topic`` at ``rate`` a second, a slice every
-    100 ms on a fixed schedule (a late slice is not made up by a burst beyond the backlog)."""
+    100 ms on a fixed schedule (a late slice is not made up by a burst beyond the backlog),
+    gathering the app's ``progress`` between slices."""
     rng = np.random.default_rng(start)
     step = max(1, rate // 10)
     began = time.perf_counter()
@@ -226,6 +229,7 @@ def feed(bus_url: str, topic: str, start: int, count: int, rate: int) -> None:
             if delay > 0:
                 time.sleep(delay)
             bus.append(topic, events(first, min(step, count - first), rng))
+            progress()
 
 
 def append_events(bus: Bus, topic: str, count: int) -> None:
