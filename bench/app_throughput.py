@@ -8,12 +8,15 @@ the input topic before the runner starts and read in micro-batches of ``--batch-
 Steady ev/s = input events (the source offsets' advance, not Spark's ``numInputRows``,
 which counts each of a plan's scans of the source) / ``triggerExecution`` time of the
 micro-batches after the first
-``--warmup`` ones (the JVM's and Python workers' warm-up: class loading, JIT, imports);
+``--warmup`` ones, or after the first ``--warmup-minutes`` of a timed run (the JVM's and
+Python workers' warm-up: class loading, JIT — which goes on for minutes — imports);
 p50/p99 of those micro-batches; the run's total rate, warm-up included, beside it; the
 mean of Spark's phases of a steady micro-batch; the state stores' keys and memory after the
 first and the last steady micro-batch. ``--rate`` appends only the warm-up's events
 before the start and the rest at that rate while the app runs: the micro-batch p50/p99 at
 a load (the issue's "p99 at half the maximum rate"); its ev/s then says nothing.
+``--minutes`` keeps events arriving a few micro-batches ahead of the app for that long
+(capacity over a long run, as the issue measures it: ``--long``).
 
 Apps:
 
