@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pytest
 
 from eddy.bus import open_bus
 from eddy.engine.run.app_groups import AppGroups

@@ -479,9 +479,6 @@ public final class SlidingTimeAggregate implements
     /** A group's {@code group by} values, from its map key. */
     @SuppressWarnings("unchecked")
     private List<Object> keyParts(Object key) {
-        if (groups == 0) {
-            return List.of();
-        }
         return groups == 1 ? Collections.singletonList(key) : (List<Object>) key;
     }
 
