@@ -11,21 +11,16 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from polling import free_port
+
 START_S = 30.0
 _PR_SET_PDEATHSIG = 1
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from io_samples import NATS_URL, Landing, free_port, reachable
+from io_samples import NATS_URL, Landing, reachable
+from polling import free_port
 
 from eddy.bus import TopicSpec, open_bus, sqlite_url
 from eddy.io import BusDeliver, IoConfig, fault_attributes, fault_stream

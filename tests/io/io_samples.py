@@ -66,11 +66,3 @@ def reachable(url: str, default_port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
