@@ -147,13 +147,14 @@ def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
         seen: dict[int, Any] = {}
         if minutes:
             count = keep_ahead(bus_url, runner.input_topic("TempStream"), ahead, batch_rows,
-                               lambda: progress_of(spark, seen), began + minutes * 60)
+                               lambda: gather(spark, seen), began + minutes * 60)
         elif ahead < count:
             feed(bus_url, runner.input_topic("TempStream"), ahead, count, rate,
-                 lambda: progress_of(spark, seen))
+                 lambda: gather(spark, seen))
         assert runner.await_idle(3_600.0), "the runner did not finish"
         wall = time.perf_counter() - started
-        progress = progress_of(spark, seen)
+        gather(spark, seen)
+        progress = progress_of(seen)
     finally:
         runner.stop()
     if minutes:
@@ -166,16 +167,22 @@ def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
             "outputs": {o.stream: o.topic for o in runner.topics.outputs}}
 
 
-def progress_of(spark: Any, seen: dict[int, Any]) -> list[Any]:
-    """The active query's micro-batches that read events, in order: ``seen`` gathers them
-    across calls (Spark keeps only the last 100)."""
+def gather(spark: Any, seen: dict[int, Any]) -> Any | None:
+    """Adds the active query's newest micro-batches to ``seen`` (by batch id: Spark keeps
+    only its last 100 reports) and returns the newest one (None before the first)."""
+    newest = None
     for query in spark.streams.active:
-        last = query.lastProgress  # one progress parsed, not Spark's last 100
-        if last is None or last.batchId in seen:
+        newest = query.lastProgress  # one report parsed, not Spark's last 100
+        if newest is None or newest.batchId in seen:
             continue
-        missed = last.batchId > 0 and last.batchId - 1 not in seen
-        for p in query.recentProgress if missed else [last]:
+        missed = newest.batchId > 0 and newest.batchId - 1 not in seen
+        for p in query.recentProgress if missed else [newest]:
             seen.setdefault(p.batchId, p)
+    return newest
+
+
+def progress_of(seen: dict[int, Any]) -> list[Any]:
+    """The gathered micro-batches that read events, in order."""
     return [seen[b] for b in sorted(seen) if seen[b].numInputRows > 0]
 
 
@@ -185,14 +192,15 @@ def started_at(progress: Any) -> float:
 
 
 def keep_ahead(bus_url: str, topic: str, appended: int, batch_rows: int,
-               progress: Any, until: float) -> int:
+               newest: Any, until: float) -> int:
     """Appends events while the app runs, keeping ``BACKLOG`` micro-batches of them ahead of
-    what it has read, until ``until`` (epoch seconds); the number of events appended."""
+    what it has read (``newest()``: its latest micro-batch), until ``until`` (epoch
+    seconds); the number of events appended."""
     rng = np.random.default_rng(appended)
     with open_bus(bus_url) as bus:
         while time.time() < until:
-            done = progress()
-            read = read_to(done[-1]) if done else 0
+            last = newest()
+            read = read_to(last) if last is not None else 0
             if appended - read < BACKLOG * batch_rows:
                 bus.append(topic, events(appended, CHUNK, rng))
                 appended += CHUNK
@@ -204,8 +212,8 @@ def keep_ahead(bus_url: str, topic: str, appended: int, batch_rows: int,
 def read_to(progress: Any) -> int:
     """The events the app has read up to the end of a micro-batch: its sources' end
     positions (bus positions count events from 0)."""
-    return sum(sum(positions) for source in progress.sources if source.endOffset
-               for positions in (json.loads(source.endOffset) or {}).values())
+    return sum(sum(positions) for source in progress.sources
+               for positions in offsets(source.endOffset).values())
 
 
 def topic_rows(bus_url: str, topic: str, columns: list[str]) -> list[tuple[Any, ...]]:
@@ -232,7 +240,7 @@ def feed(bus_url: str, topic: str, start: int, count: int, rate: int,
             if delay > 0:
                 time.sleep(delay)
             bus.append(topic, events(first, min(step, count - first), rng))
-            progress()
+            progress()  # gathers the app's micro-batches while it runs
 
 
 def append_events(bus: Bus, topic: str, count: int) -> None:
@@ -248,12 +256,16 @@ def batch_events(progress: Any) -> int:
     with several operators reads it once per operator (the seed app: three times)."""
     events = 0
     for source in progress.sources:
-        end = (json.loads(source.endOffset) if source.endOffset else None) or {}
-        start = (json.loads(source.startOffset) if source.startOffset else None) or {}
+        end, start = offsets(source.endOffset), offsets(source.startOffset)
         for topic, positions in end.items():
             before = start.get(topic) or [0] * len(positions)
             events += sum(e - s for e, s in zip(positions, before))
     return events
+
+
+def offsets(text: str | None) -> dict[str, list[int]]:
+    """A source offset of a progress report (JSON, ``null`` or missing before the first)."""
+    return (json.loads(text) if text else None) or {}
 
 
 def rates(progress: list[Any], warmup: int, count: int, wall: float) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 import socket
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -20,7 +20,7 @@ def free_port() -> int:
     this process, and below the kernel's ephemeral range: a port the kernel picked for
     ``bind(0)`` is one it may hand to any outgoing connection (a worker's Spark, its bus
     client) before the test's process binds it, which made a worker fail to start."""
-    highest = _ephemeral_start() - 1
+    highest = _EPHEMERAL_START - 1
     if highest <= _LOWEST:  # an unusual kernel range: take the kernel's pick
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -46,6 +46,9 @@ def _ephemeral_start() -> int:
         return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 32_768
+
+
+_EPHEMERAL_START = _ephemeral_start()
 
 
 def wait_for(condition: Callable[[], Any], timeout: float, what: str,
