@@ -21,9 +21,10 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyspark.sql import functions as F
 
 from eddy.bus import Bus, TopicSpec, open_bus
-from eddy.engine.run.bus_sink import BusSink, OutputStream, sink_rows
+from eddy.engine.run.bus_sink import QUERY_CODE, BusSink, OutputStream, named_queries, sink_rows
 from eddy.engine.run.group_runner import GroupRunner
 from eddy.engine.run.group_topics import GroupTopics, output_events
 from eddy.engine.spark.bus_source import (
@@ -468,17 +469,39 @@ def test_sink_tables_are_each_streams_rows_in_the_groups_order(
         assert got == [(r[3] * 10, r[3]) for r in mine]
 
 
-def test_sink_rows_keep_targets_only_on_answers(spark: Any) -> None:
-    """What the group's query hands the sink: the same columns in the same order, with
-    ``_target`` (a stream name, as text, on every output) left only where the sink reads
-    it — the rows of on-demand answers."""
+def test_sink_rows_keep_targets_only_on_answers_and_queries_as_numbers(spark: Any) -> None:
+    """What the group's query hands the sink: ``_target`` (a stream name, as text, on every
+    output) left only where the sink reads it — the rows of on-demand answers — and the
+    sink's queries as numbers, which :func:`named_queries` turns back into their names; a
+    query the sink was not told of keeps its name as text."""
     frame = spark.createDataFrame(
-        [(1, "q", "Out", "x"), (2, STORE_STREAM, "__answered__", "y"), (3, None, "Out", "z")],
+        [(1, "q", "Out", "x"), (2, STORE_STREAM, "__answered__", "y"), (3, None, "Out", "z"),
+         (4, "other", "T", "w")],
         "_seq long, _query string, _target string, _data string")
-    rows = sink_rows(frame)
-    assert rows.columns == frame.columns
+    rows = sink_rows(frame, ("q", STORE_STREAM))
+    assert rows.columns == [*frame.columns, QUERY_CODE]
     assert [tuple(r) for r in rows.orderBy("_seq").collect()] == [
-        (1, "q", None, "x"), (2, STORE_STREAM, "__answered__", "y"), (3, None, None, "z")]
+        (1, None, None, "x", 0), (2, None, "__answered__", "y", 1), (3, None, None, "z", None),
+        (4, "other", None, "w", None)]
+    named = named_queries(rows.orderBy("_seq").toArrow(), ("q", STORE_STREAM))
+    assert named.column_names == frame.columns
+    assert named.column("_query").to_pylist() == ["q", STORE_STREAM, None, "other"]
+    assert sink_rows(frame).columns == frame.columns  # no names: text as before
+
+
+def test_a_literal_query_name_becomes_a_literal_number(spark: Any) -> None:
+    """Operators that name their query with a literal (Spark SQL, eddy's Java operators) get
+    a literal number through the group's union: no per-row comparison of names remains in
+    the plan Spark runs."""
+    base = spark.range(3).select(F.col("id").alias("_seq"))
+    one = base.select("_seq", F.lit("query-1").alias("_query"), F.lit(1.0).alias("_vdouble0"))
+    two = base.select("_seq", F.lit("query-2").alias("_query"), F.lit(2).alias("_vint0"))
+    union = one.unionByName(two, allowMissingColumns=True)
+    rows = sink_rows(union, ("query-1", "query-2", STORE_STREAM))
+    plan = rows._jdf.queryExecution().optimizedPlan().toString()
+    assert "CASE WHEN" not in plan, plan
+    assert sorted((r[QUERY_CODE], r["_query"]) for r in rows.collect()) == \
+        [(0, None)] * 3 + [(1, None)] * 3
 
 
 def test_admission_from_one_partition_reads_no_events(bus_url: str, bus: Bus) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from eddy.bus import Bus
@@ -114,6 +114,9 @@ class BusSink:
         self.queries = dict(queries)
         position = {stream: i for i, stream in enumerate(self.outputs)}
         self._stream_of_query = {q: position[s] for q, s in self.queries.items()}
+        self.query_names: tuple[str, ...] = (*sorted(self.queries), STORE_STREAM)
+        """The queries whose rows reach the sink with their name as a number
+        (:func:`sink_rows`); any other query's rows carry it as text."""
         self.producer_prefix = producer_prefix
         self.on_output = on_output
         self.on_answers = on_answers
@@ -141,7 +144,7 @@ class BusSink:
         """Writes one micro-batch (all of it: a stateful batch must be consumed whole)."""
         if self.before_write is not None:  # before computing: see BatchHook
             self.before_write(batch_id)
-        rows = frame.toArrow()
+        rows = named_queries(frame.toArrow(), self.query_names)
         tables = self.tables(rows)
         producer = self.producer
         for stream in sorted(tables):
@@ -206,7 +209,8 @@ class BusSink:
         codes = np.array([self._stream_of_query.get(str(name), -1)
                           for name in encoded.dictionary.to_pylist()] + [-1], np.int64)
         indices = pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy()
-        return codes[indices]
+        streams: np.ndarray = codes[indices]
+        return streams
 
     @staticmethod
     def _table(output: OutputStream, rows: pa.Table) -> pa.Table:
@@ -218,16 +222,52 @@ class BusSink:
                         names=[BUS_TS, *(a.name for a in output.attributes)])
 
 
-def sink_rows(frame: DataFrame) -> DataFrame:
-    """A group's output rows as the sink reads them: ``_target`` kept only on on-demand
-    answers, the one kind of row it is read from (:func:`answers`). Otherwise every row
-    of a stream carries the stream's name as text into Arrow: 5–10 % of the CPU per event
-    of the seed app, measured alternating, warm JVM."""
-    if TARGET not in frame.columns:
-        return frame
-    answer = F.col(QUERY) == F.lit(STORE_STREAM)
-    return frame.select(*(F.when(answer, F.col(c)).alias(c) if c == TARGET else F.col(c)
-                          for c in frame.columns))
+QUERY_CODE = "_query_code"
+"""A sink row's query as its position in the sink's :attr:`BusSink.query_names` (null for
+another query, whose row keeps its name in ``_query``)."""
+
+
+def sink_rows(frame: DataFrame, query_names: Sequence[str] = ()) -> DataFrame:
+    """A group's output rows as the sink reads them, without text repeated on every row:
+    ``_target`` kept only on on-demand answers, the one kind of row it is read from
+    (:func:`answers`), and the query of ``query_names``' rows as a number
+    (:data:`QUERY_CODE`, its name in ``_query`` null; :func:`named_queries` restores it).
+    Otherwise every row of a stream carries its stream's and its query's names as text into
+    Arrow and through the driver: the stream's name alone cost 5–10 % of the CPU per event
+    of the seed app (measured alternating, warm JVM). An operator whose query name is a
+    literal (Spark SQL, eddy's Java operators) gets a literal number instead: Spark folds
+    the mapping into each branch of the group's union."""
+    columns = {c: F.col(c) for c in frame.columns}
+    is_answer = F.col(QUERY) == F.lit(STORE_STREAM)
+    if TARGET in columns:
+        columns[TARGET] = F.when(is_answer, F.col(TARGET))
+    if query_names and QUERY in columns:
+        code: Column | None = None
+        for i, name in enumerate(query_names):
+            matches = F.col(QUERY) == F.lit(name)
+            code = F.when(matches, F.lit(i)) if code is None else code.when(matches, F.lit(i))
+        assert code is not None
+        columns[QUERY] = F.when(code.isNull(), F.col(QUERY))
+        columns[QUERY_CODE] = code.cast("int")
+    return frame.select(*(column.alias(name) for name, column in columns.items()))
+
+
+def named_queries(rows: pa.Table, query_names: Sequence[str]) -> pa.Table:
+    """``rows`` of :func:`sink_rows` with each row's query name back in ``_query``, as a
+    dictionary column over the names (no string per row is made; the sink's routing and
+    counting read the dictionary)."""
+    if QUERY_CODE not in rows.column_names:
+        return rows
+    codes: Any = rows.column(QUERY_CODE).combine_chunks().cast(pa.int32())
+    names: Any = pa.array(query_names, pa.string())
+    if codes.null_count:  # rows of other queries carry their names as text
+        text: Any = pc.dictionary_encode(rows.column(QUERY).combine_chunks())
+        shifted = pc.add(text.indices, pa.scalar(len(query_names), pa.int32()))
+        codes = pc.coalesce(codes, shifted.cast(pa.int32()))
+        names = pa.concat_arrays([names, text.dictionary])
+    query = pa.DictionaryArray.from_arrays(codes, names)
+    return rows.set_column(rows.schema.get_field_index(QUERY), QUERY, query) \
+        .drop_columns([QUERY_CODE])
 
 
 def _value_columns(rows: pa.Table, attributes: Sequence[Attribute]) -> list[str]:

@@ -172,7 +172,8 @@ class GroupRunner:
             self._planned = None  # used once: a later start plans afresh
             planned = time.monotonic()
             checkpoint = self.checkpoint_dir / group_checkpoint.MICRO_BATCH_CHECKPOINT
-            self._query = (sink_rows(outputs).writeStream.foreachBatch(self._sink)
+            rows = sink_rows(outputs, self._sink.query_names)
+            self._query = (rows.writeStream.foreachBatch(self._sink)
                            .trigger(processingTime=self.trigger_interval)
                            .option("checkpointLocation", str(checkpoint))
                            .queryName(f"eddy:{self.name}").start())
