@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,15 @@ if TYPE_CHECKING:
 _SRC = Path(__file__).resolve().parents[1] / "src"
 if str(_SRC) not in sys.path:
     sys.path.insert(0, str(_SRC))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """A crash's traceback goes to standard output, right after the test it stopped: CI
+    shows the tail of that stream, and pytest's own handler writes to standard error, which
+    a CI log may not keep. Only the crashing thread's: Spark's many idle threads would push
+    it out of that tail."""
+    faulthandler.enable(file=os.dup(sys.stdout.fileno()), all_threads=False)
 
 
 @pytest.fixture(scope="session")
