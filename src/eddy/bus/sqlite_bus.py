@@ -16,13 +16,15 @@ The database runs in WAL mode (readers never block the writer), with a busy time
 short transactions; ``BEGIN IMMEDIATE`` takes the write lock up front so two appenders
 queue instead of failing on a lock upgrade. ``synchronous=normal`` (the default) survives a
 crash of any process, like JetStream's default; ``synchronous=full`` also survives a power
-loss, at about one fsync per append.
+loss, at about one fsync per append. WAL checkpoints run beside the writer, not inside its
+commits (:mod:`.sqlite_checkpoints`).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +35,7 @@ from eddy.bus import arrow_codec
 from eddy.bus.api import Bus
 from eddy.bus.errors import BusError, SequenceRangeError, TopicConflictError
 from eddy.bus.retention import Retention, StoredBatch, removable_prefix
+from eddy.bus.sqlite_checkpoints import Checkpointer
 from eddy.bus.topic import PartitionRange, TopicSpec
 
 SCHEMA_VERSION = 1
@@ -105,6 +108,8 @@ class SqliteBus(Bus):
         self._topic_ids: dict[str, int] = {}
         self._lock = threading.RLock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._checkpoints = Checkpointer(self.path, busy_timeout_ms)
+        weakref.finalize(self, self._checkpoints.close)
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             self.path, timeout=busy_timeout_ms / 1000, isolation_level=None,
             check_same_thread=False)
@@ -123,6 +128,7 @@ class SqliteBus(Bus):
         if str(mode).lower() != "wal":
             raise BusError(f"{self.path}: SQLite refused WAL mode (journal_mode={mode})")
         conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")  # the Checkpointer's thread does it
         with self._transaction() as tx:
             version = tx.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
@@ -145,6 +151,7 @@ class SqliteBus(Bus):
         """A write transaction holding SQLite's write lock from the start."""
         with self._lock:
             conn = self._connection()
+            changes = conn.total_changes
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -152,6 +159,8 @@ class SqliteBus(Bus):
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            if conn.total_changes != changes:
+                self._checkpoints.written(conn)
 
     def _query(self, sql: str, params: tuple[object, ...] | dict[str, object] = ()
                ) -> list[tuple[object, ...]]:
@@ -351,6 +360,7 @@ class SqliteBus(Bus):
             return int(events)
 
     def close(self) -> None:
+        self._checkpoints.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
