@@ -205,7 +205,10 @@ def _check_exactly_once(pair: Pair) -> None:
     expected = [[i, i * 0.5 * 2.0] for i in range(total)]
     wait_for(lambda: len(pair.outputs()) >= total, TAKEOVER_S, f"{total} outputs",
              interval=1)
-    assert pair.outputs() == expected
+    outputs = pair.outputs()
+    if outputs != expected:
+        logs = "\n".join(f"--- {node.node_id}\n{node.log_tail()}" for node in pair.nodes)
+        raise AssertionError(f"{_differences(outputs, expected)}\n{logs}")
     ids: list[int] = []
 
     def delivered() -> bool:
@@ -219,6 +222,22 @@ def _check_exactly_once(pair: Pair) -> None:
 
     wait_for(delivered, TAKEOVER_S, f"{total} events at the JetStream sink", interval=1)
     assert sorted(ids) == list(range(total)), "lost or duplicated at the sink"
+
+
+def _differences(outputs: list[list[Any]], expected: list[list[Any]]) -> str:
+    """What differs, in a few lines (the lists hold thousands of events): ids missing,
+    written twice, out of order, or with a wrong value."""
+    ids = [row[0] for row in outputs]
+    seen: set[Any] = set()
+    twice = sorted({i for i in ids if i in seen or seen.add(i)})
+    missing = sorted({row[0] for row in expected} - seen)
+    wrong = [row for row in outputs
+             if not isinstance(row[0], int) or row != [row[0], row[0] * 1.0]]
+    disorder = next((n for n in range(1, len(ids)) if ids[n] < ids[n - 1]), None)
+    return (f"{len(outputs)} outputs for {len(expected)} events; missing {missing[:20]} "
+            f"({len(missing)}); twice {twice[:20]} ({len(twice)}); wrong values {wrong[:5]}; "
+            f"first out of order at {disorder}"
+            + (f" ({ids[max(0, disorder - 3):disorder + 3]})" if disorder is not None else ""))
 
 
 def test_sigkill_of_the_active_loses_and_duplicates_nothing(pair: Pair) -> None:
