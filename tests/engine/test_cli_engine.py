@@ -43,3 +43,9 @@ def test_bad_input_is_reported(tmp_path: Path, spark: object,
     bad.write_text('{"stream": "TempStream", "timestamp": 1, "data": [1, 2]}\n')
     assert main(["replay", APP, "--input", str(bad)]) == 1
     assert "has 3 attributes, the event has 2 values" in capsys.readouterr().err
+    bad.write_text('{"stream": "TempStream", "data": [1, 2, 3.0]}\n')
+    assert main(["replay", APP, "--input", str(bad)]) == 1
+    assert "it has no 'timestamp'" in capsys.readouterr().err
+    bad.write_text('{"stream": "TempStream", "timestamp": "noon", "data": [1, 2, 3.0]}\n')
+    assert main(["replay", APP, "--input", str(bad)]) == 1
+    assert "'timestamp' must be a number of milliseconds, not 'noon'" in capsys.readouterr().err

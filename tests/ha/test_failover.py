@@ -38,6 +38,11 @@ from polling import wait_for
 LONG = os.environ.get("EDDY_HA_LONG") == "1"
 BATCH = 500 if LONG else 100
 TAKEOVER_S = 600.0  # a loaded 2-core machine has taken 4 min to start Spark, 1 more for a query
+MAX_RETRY = 6
+"""heartbeatMaxRetry of the nodes: a lease of 6 renewals, 1 s apart. The nodes' own threads
+are starved on a loaded machine, and the late-active test pauses the active for up to
+two thirds of it."""
+LEASE_MS = 1000 * MAX_RETRY
 
 
 class Pair:
@@ -46,14 +51,14 @@ class Pair:
     def __init__(self, root: Path, database: str) -> None:
         self.group, table = unique("g"), unique("P_")
         self.bus_url = f"{NATS_URL}?app={unique('hab')}"
-        # A lease of 4 renewals: the nodes' own threads are starved on a loaded machine.
         self.nodes = [HaNode(root / name, f"node-{name}", database, self.group, table,
-                             self.bus_url, max_retry=4) for name in ("a", "b")]
+                             self.bus_url, max_retry=MAX_RETRY) for name in ("a", "b")]
         self.app = unique("HaApp")
         self.subject = unique("haout.")
         self.target = unique("HAOUT_")
         self.sent = 0
         """Events sent so far: each client continues the ids where the last one ended."""
+        self.clients: list[Client] = []
 
     def active(self) -> HaNode | None:
         found = [n for n in self.nodes if n.alive() and n.status() == "active"]
@@ -97,6 +102,7 @@ class Client(threading.Thread):
         self.pair, self.total, self.rate = pair, total, rate
         self.first = pair.sent
         pair.sent += total
+        pair.clients.append(self)
         self.acked = 0
         self.failovers = 0
         self.error: BaseException | None = None
@@ -197,6 +203,16 @@ def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         for node in pair.nodes:
             node.stop()
         asyncio.run(_jetstream("delete", pair.target))
+
+
+@pytest.fixture(autouse=True)
+def _earlier_clients_done(pair: Pair) -> None:
+    """A test that failed may have left its client sending: it finishes before the next test
+    starts, so that two clients' events never interleave on the bus (the checks expect the
+    ids in order) and a failure is not repeated by every later test."""
+    for client in pair.clients:
+        client.join(2 * TAKEOVER_S)
+        assert not client.is_alive(), f"an earlier client still sends events {client.first}.."
 
 
 def _check_exactly_once(pair: Pair) -> None:
@@ -325,7 +341,7 @@ def test_an_active_late_but_within_its_lease_keeps_it_and_the_passive_disarms(pa
     armed, disarmed = _log_count(passive, ARMED), _log_count(passive, DISARMED)
     active.signal(signal.SIGSTOP)
     try:
-        wait_for(lambda: _log_count(passive, ARMED) > armed, 3.5,
+        wait_for(lambda: _log_count(passive, ARMED) > armed, LEASE_MS / 1000 - 2,
                  "the passive to start its queries ahead", interval=0.05)
     finally:
         active.signal(signal.SIGCONT)
@@ -418,7 +434,6 @@ def _members_gone(pair: Pair) -> bool:
     return all(view.now_ms - seen > LEASE_MS for _, seen in view.members)
 
 
-LEASE_MS = 4000  # heartbeatInterval 1000 × heartbeatMaxRetry 4 (Pair's nodes)
 
 
 def test_when_both_nodes_die_a_new_node_on_an_empty_folder_resumes_from_the_database(
@@ -435,7 +450,7 @@ def test_when_both_nodes_die_a_new_node_on_an_empty_folder_resumes_from_the_data
         node.kill()
     old = pair.nodes[0]
     fresh = HaNode(tmp_path / "c", "node-c", old.database, pair.group, old.table,
-                   pair.bus_url, max_retry=4)
+                   pair.bus_url, max_retry=MAX_RETRY)
     old.stop()
     pair.nodes[0] = fresh  # the fixture stops it at the end
     wait_for(lambda: _members_gone(pair), 60, "the dead nodes' membership to lapse",

@@ -4,6 +4,7 @@ node refused, stale writes refused in their own transaction."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,7 +15,14 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import OperationalError
 
 from eddy.store.connect import connect, jdbc_to_sqlalchemy
-from eddy.store.fence import FENCES, Fenced, claim_epoch, raise_fence, retire_fence
+from eddy.store.fence import (
+    FENCES,
+    Fenced,
+    check_fence,
+    claim_epoch,
+    raise_fence,
+    retire_fence,
+)
 from eddy.store.lease import LEASES, GroupFull, Lease
 from eddy.store.revisions import CheckpointMirror
 
@@ -84,6 +92,55 @@ def test_a_holder_paused_mid_renewal_does_not_stall_its_successor(database: str)
     finally:
         paused.invalidate()
         paused.close()
+
+
+@pytest.mark.parametrize("database", sorted(DATABASES))
+def test_a_holder_paused_mid_push_does_not_stall_its_successor(database: str,
+                                                               tmp_path: Path) -> None:
+    """The active's checkpoint push has locked the fence row and its app's head row and then
+    stops (its process paused before the COMMIT): the mirror's sessions are bounded by the
+    lease, so the database aborts that push and the successor raises the fence and pushes
+    within the lease time. Unbounded, the successor's takeover waited until the paused
+    process was continued (found by a SIGSTOP test that waited 60 s for the takeover)."""
+    engine = connect(jdbc_to_sqlalchemy(DATABASES[database]))
+    name, table, lease_ms = group(), f"P_{uuid.uuid4().hex[:8]}", 1000
+    root = tmp_path / "checkpoint"
+    (root / "offsets").mkdir(parents=True)
+    (root / "offsets" / "0").write_text("v1")
+    old = CheckpointMirror(engine, table, name, lease_ms=lease_ms)
+    assert old.push("app", root, epoch=1, batch_id=0) == 1
+    paused = old.engine.connect()
+    paused.begin()
+    check_fence(paused, name, 1)  # what a push does first
+    paused.execute(update(old.heads).where(old.heads.c.app == "app").values(batch_id=1))
+    new = CheckpointMirror(engine, table, name, lease_ms=lease_ms)
+    took: list[float] = []
+
+    def take_over() -> None:
+        started = time.monotonic()
+        while True:
+            try:
+                raise_fence(new.engine, name, 2)
+                assert new.push("app", root, epoch=2, batch_id=1) == 2
+                took.append(time.monotonic() - started)
+                return
+            except OperationalError:  # the lock wait's bound: tried again, as a tick does
+                if time.monotonic() - started > 30:
+                    return
+                time.sleep(0.1)
+
+    successor = threading.Thread(target=take_over, daemon=True)
+    successor.start()
+    try:
+        successor.join(15)
+        assert took, "the successor waited on the paused push"
+        assert took[0] < 10 * lease_ms / 1000
+    finally:
+        paused.invalidate()
+        paused.close()
+        successor.join(60)
+    head = new.head("app")
+    assert head is not None and (head.rev, head.epoch, head.batch_id) == (2, 2, 1)
 
 
 def test_a_third_live_node_is_refused_with_a_clear_message(engine: Engine) -> None:

@@ -174,12 +174,13 @@ class RoleKeeper:
         # give the lease away (the watchdog looks every eighth of an interval).
         self.give_up_s = max(self.deadline_s, ttl_ms / 1000 - self.interval_s / 4)
         cluster_db = connect(config.datasource_url(strategy.datasource))
-        self.persistence_db = connect(config.datasource_url(config.model.persistence.datasource))
         self.lease = Lease(cluster_db, self.group_id, self.node_id, ttl_ms)
         self.catalog = AppCatalog(cluster_db, self.group_id)
         self.apps = GroupApps(self.catalog, folder)
-        self.mirror = CheckpointMirror(self.persistence_db, config.model.persistence.table,
-                                       self.group_id)
+        self.mirror = CheckpointMirror(
+            connect(config.datasource_url(config.model.persistence.datasource)),
+            config.model.persistence.table, self.group_id, lease_ms=ttl_ms)
+        self.persistence_db = self.mirror.engine  # bounded: a paused holder cannot stall us
         self.follower = MirrorFollower(self.mirror, registry, folder, self.lease)
         self.registry = registry
         self.folder = folder

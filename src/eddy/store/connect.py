@@ -126,6 +126,11 @@ def connect_bounded(engine: Engine, lock_wait_ms: int, idle_in_transaction_ms: i
     has no idle bound and keeps only the lock wait; SQLite is one host's file and needs
     neither (its engine is returned as it is: an in-memory database exists once). The bounds
     are per session, so no other engine of the process is affected.
+
+    A process stopped half-way through *sending* a statement is another case: MariaDB ends
+    it after ``net_read_timeout`` (set to the idle bound); PostgreSQL waits for the rest of
+    the message and ends nothing, so writers that must not stall a successor send small
+    statements one at a time (:class:`eddy.store.revisions.CheckpointMirror`).
     """
     if engine.dialect.name == "sqlite":
         return engine
@@ -146,8 +151,11 @@ def _bound_sessions(engine: Engine, lock_wait_ms: int, idle_ms: int) -> None:
         settings = [f"SET lock_timeout = {int(lock_wait_ms)}",
                     f"SET idle_in_transaction_session_timeout = {int(idle_ms)}"]
     elif backend in ("mysql", "mariadb"):
+        idle_s = max(1, -(-idle_ms // 1000))
         settings = [f"SET SESSION innodb_lock_wait_timeout = {max(1, -(-lock_wait_ms // 1000))}",
-                    f"SET SESSION idle_transaction_timeout = {max(1, -(-idle_ms // 1000))}"]
+                    # a client stopped half-way through sending a statement
+                    f"SET SESSION net_read_timeout = {idle_s}",
+                    f"SET SESSION idle_transaction_timeout = {idle_s}"]
     else:
         return
 

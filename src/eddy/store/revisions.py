@@ -49,6 +49,7 @@ from sqlalchemy import (
 )
 
 from eddy.store.column_types import LONG_BLOB
+from eddy.store.connect import connect_bounded
 from eddy.store.fence import check_fence, create_fence
 
 Manifest = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
@@ -102,11 +103,23 @@ class CheckpointMirror:
     """The checkpoints of one HA group's apps in a persistence database."""
 
     def __init__(self, engine: Engine, table: str, group_id: str,
-                 fence_per_app: bool = False) -> None:
+                 fence_per_app: bool = False, lease_ms: int | None = None) -> None:
         """``fence_per_app``: each app has its own fence, ``<group_id>/<app>`` (a
         distributed child app moves between workers on its own), made only by
         :func:`~eddy.store.fence.claim_epoch` — a push finding none is refused, as the
-        app's state was retired; else one per group."""
+        app's state was retired; else one per group.
+
+        ``lease_ms`` (minimum HA) bounds the mirror's sessions as the lease's are
+        (:func:`~eddy.store.connect.connect_bounded`): a push of an active paused half-way
+        (SIGSTOP, a VM freeze) holds the fence row and the app's head row locked, so the
+        server aborts it within the lease time, and a successor raising the fence through
+        :attr:`engine` waits a quarter of it at most (then tries again) instead of waiting
+        until the paused process is continued. A push sends its files one statement each:
+        PostgreSQL ends an idle transaction, but not one whose client stopped half-way
+        through a message, and a pipelined many-row insert is one long exchange (a paused
+        node held its successor off for a minute that way)."""
+        if lease_ms is not None:
+            engine = connect_bounded(engine, max(1, lease_ms // 4), lease_ms)
         self.engine = engine
         self.group_id = group_id
         self.fence_per_app = fence_per_app
@@ -171,9 +184,8 @@ class CheckpointMirror:
                 conn.execute(delete(self.files).where(and_(
                     self.files.c.app == app,
                     self.files.c.path.in_([p for p, _ in bodies] + gone))))
-            if bodies:
-                conn.execute(insert(self.files), [{"app": app, "path": p, "rev": rev,
-                                                   "body": b} for p, b in bodies])
+            for path, body in bodies:  # one statement each: see the class docstring
+                conn.execute(insert(self.files).values(app=app, path=path, rev=rev, body=body))
         self._pushed[app] = now
         return rev
 

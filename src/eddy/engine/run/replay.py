@@ -53,6 +53,10 @@ def _events(inputs: Sequence[Mapping[str, Any]],
         if "store_query" in item:
             events.append((seq, clock, STORE_STREAM, [item["store_query"]]))
             continue
+        missing = [key for key in ("stream", "data", "timestamp") if key not in item]
+        if missing:
+            raise ValueError(f"input {seq}: an event needs 'stream', 'data' and 'timestamp' "
+                             f"(milliseconds); it has no {', '.join(map(repr, missing))}")
         stream = item["stream"]
         if stream not in known:
             raise ValueError(f"input {seq}: stream '{stream}' is not an input stream of the app")
@@ -61,7 +65,11 @@ def _events(inputs: Sequence[Mapping[str, Any]],
         if len(data) != width:
             raise ValueError(f"input {seq}: stream '{stream}' has {width} attributes, the event "
                              f"has {len(data)} values")
-        clock = int(item["timestamp"])
+        try:
+            clock = int(item["timestamp"])
+        except (TypeError, ValueError):
+            raise ValueError(f"input {seq}: 'timestamp' must be a number of milliseconds, not "
+                             f"{item['timestamp']!r}") from None
         events.append((seq, clock, stream, data))
     return events
 
