@@ -13,9 +13,9 @@ that checkpoint directory, brought up to date in the driver when each micro-batc
                    of files Spark has cleaned up.
 ``<table>_HEAD``   (app, rev, epoch, batch_id, written_ms): how far the mirror is.
 
-Each push is one transaction that starts with the fence check
-(:func:`eddy.store.fence.check_fence`): an old active's push after its successor raised the
-fence is refused and rolls back, and since the push comes before the batch's rows and
+Each push is one transaction that checks the fence (:func:`eddy.store.fence.check_fence`)
+before it touches a row another writer uses: an old active's push after its successor
+raised the fence is refused and rolls back, and since the push comes before the batch's rows and
 outputs are written, the old active's query fails before it writes them.
 
 Why per batch and before the writes: the mirror then always holds the offset log of every
@@ -31,6 +31,7 @@ checkpoint folder, so a takeover only fetches the last few files.
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,10 +115,17 @@ class CheckpointMirror:
         (SIGSTOP, a VM freeze) holds the fence row and the app's head row locked, so the
         server aborts it within the lease time, and a successor raising the fence through
         :attr:`engine` waits a quarter of it at most (then tries again) instead of waiting
-        until the paused process is continued. A push sends its files one statement each:
-        PostgreSQL ends an idle transaction, but not one whose client stopped half-way
-        through a message, and a pipelined many-row insert is one long exchange (a paused
-        node held its successor off for a minute that way)."""
+        until the paused process is continued.
+
+        That bound ends an idle transaction, not one whose client stopped half-way through
+        sending a statement: PostgreSQL waits for the rest of the message (a paused node held
+        its successor off for a minute so, in a many-row insert). So a push sends the file
+        bodies first, one statement each, as rows under names of its own (the path and a
+        random suffix) that no other writer touches, and only then, in small statements,
+        checks the fence, moves the head and renames its rows over the old ones. Stopped
+        while sending a body it holds nothing a successor needs; stopped later, it is idle
+        and the server ends it. Its rows are renamed in the same transaction, so a reader
+        never sees a staged name."""
         if lease_ms is not None:
             engine = connect_bounded(engine, max(1, lease_ms // 4), lease_ms)
         self.engine = engine
@@ -169,7 +177,14 @@ class CheckpointMirror:
             except FileNotFoundError:
                 gone.append(path)
                 now.pop(path, None)
+        staged = f"#{uuid.uuid4().hex[:16]}"
         with self.engine.begin() as conn:
+            # The bodies first, under names no other writer uses: a push stopped while it
+            # sends them holds no row its successor needs (see the class docstring).
+            for path, body in bodies:
+                conn.execute(insert(self.files).values(app=app, path=path + staged, rev=0,
+                                                       body=body))
+            # Then the rows others write, in small statements, the fence first.
             check_fence(conn, self.fence_group(app), epoch, create=not self.fence_per_app)
             head = conn.execute(select(self.heads.c.rev).where(self.heads.c.app == app)
                                 ).scalar_one_or_none()
@@ -184,8 +199,10 @@ class CheckpointMirror:
                 conn.execute(delete(self.files).where(and_(
                     self.files.c.app == app,
                     self.files.c.path.in_([p for p, _ in bodies] + gone))))
-            for path, body in bodies:  # one statement each: see the class docstring
-                conn.execute(insert(self.files).values(app=app, path=path, rev=rev, body=body))
+            for path, _ in bodies:
+                conn.execute(update(self.files).where(and_(
+                    self.files.c.app == app, self.files.c.path == path + staged))
+                    .values(path=path, rev=rev))
         self._pushed[app] = now
         return rev
 
