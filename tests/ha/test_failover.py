@@ -23,6 +23,7 @@ import signal
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -244,9 +245,9 @@ def _differences(outputs: list[list[Any]], expected: list[list[Any]]) -> str:
     """What differs, in a few lines (the lists hold thousands of events): ids missing,
     written twice, out of order, or with a wrong value."""
     ids = [row[0] for row in outputs]
-    seen: set[Any] = set()
-    twice = sorted({i for i in ids if i in seen or seen.add(i)})
-    missing = sorted({row[0] for row in expected} - seen)
+    counts = Counter(ids)
+    twice = sorted(i for i, n in counts.items() if n > 1)
+    missing = sorted({row[0] for row in expected} - set(counts))
     wrong = [row for row in outputs
              if not isinstance(row[0], int) or row != [row[0], row[0] * 1.0]]
     disorder = next((n for n in range(1, len(ids)) if ids[n] < ids[n - 1]), None)
@@ -432,7 +433,6 @@ def _members_gone(pair: Pair) -> bool:
     with connect(jdbc_to_sqlalchemy(node.database_url)).connect() as conn:
         view = read_lease(conn, pair.group)
     return all(view.now_ms - seen > LEASE_MS for _, seen in view.members)
-
 
 
 

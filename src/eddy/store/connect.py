@@ -129,20 +129,20 @@ def connect_bounded(engine: Engine, lock_wait_ms: int, idle_in_transaction_ms: i
 
     A process stopped half-way through *sending* a statement is another case: MariaDB ends
     it after ``net_read_timeout`` (set to the idle bound); PostgreSQL waits for the rest of
-    the message and ends nothing, so writers that must not stall a successor send small
-    statements one at a time (:class:`eddy.store.revisions.CheckpointMirror`).
+    the message and ends nothing, so a writer that must not stall a successor sends what
+    is large before it locks what others need (:class:`eddy.store.revisions.CheckpointMirror`).
     """
     if engine.dialect.name == "sqlite":
         return engine
     url = engine.url.render_as_string(hide_password=False)
     key = f"{url}#lock={lock_wait_ms}#idle={idle_in_transaction_ms}"
     with _lock:
-        engine = _engines.get(key)
-        if engine is None:
-            engine = _create(url)
-            _bound_sessions(engine, lock_wait_ms, idle_in_transaction_ms)
-            _engines[key] = engine
-        return engine
+        bounded = _engines.get(key)
+        if bounded is None:
+            bounded = _create(url)
+            _bound_sessions(bounded, lock_wait_ms, idle_in_transaction_ms)
+            _engines[key] = bounded
+        return bounded
 
 
 def _bound_sessions(engine: Engine, lock_wait_ms: int, idle_ms: int) -> None:

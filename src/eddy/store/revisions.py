@@ -15,8 +15,8 @@ that checkpoint directory, brought up to date in the driver when each micro-batc
 
 Each push is one transaction that checks the fence (:func:`eddy.store.fence.check_fence`)
 before it touches a row another writer uses: an old active's push after its successor
-raised the fence is refused and rolls back, and since the push comes before the batch's rows and
-outputs are written, the old active's query fails before it writes them.
+raised the fence is refused and rolls back, and since the push comes before the batch's
+rows and outputs are written, the old active's query fails before it writes them.
 
 Why per batch and before the writes: the mirror then always holds the offset log of every
 batch whose outputs or table rows may have reached a sink. A successor that resumes from it

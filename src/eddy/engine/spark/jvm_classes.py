@@ -105,7 +105,7 @@ def _build() -> Path:
 def jvm_class(spark: Any, name: str) -> Any | None:
     """Class ``name`` in ``spark``'s JVM, or None when eddy's JVM classes are not on its
     class path (no JDK to compile them): py4j answers an unknown name with a package."""
-    from py4j.java_gateway import JavaClass
+    from py4j.java_gateway import JavaClass  # type: ignore[import-untyped, unused-ignore]
 
     found = spark._jvm
     for part in name.split("."):

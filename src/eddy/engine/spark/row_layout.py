@@ -42,6 +42,8 @@ from eddy.bus.arrow_codec import ARROW_TYPES
 from eddy.lang.ast import Attribute, AttrType
 
 if TYPE_CHECKING:
+    from pyspark.sql import Row
+
     from eddy.lang.semantic import AnalyzedApp
 
 SEQ, TS, STREAM = "_seq", "_ts", "_stream"
@@ -109,7 +111,7 @@ def output_field(name: str) -> StructField:
     return StructField(name, slot_type(name))
 
 
-def row_values(row: Mapping[str, Any], attributes: Sequence[Attribute]) -> list[Any]:
+def row_values(row: Mapping[str, Any] | Row, attributes: Sequence[Attribute]) -> list[Any]:
     """An output row's values (a row of the writer's frame, as a mapping), from
     :data:`DATA` or from its value slots, as the attributes' Python types."""
     text = row[DATA]

@@ -120,6 +120,7 @@ def apply_operations(state: SlidingState, op_group: np.ndarray, op_step: np.ndar
     sums, counts and sizes, in the runtime's order within a group: by step, a removal
     before the add of the same step, else in op order. Returns each op's aggregates right
     after it (sums, counts, sizes; indexed by op); the state keeps each group's last."""
+    assert state.sums is not None and state.counts is not None
     ops = len(op_group)
     op_index = np.arange(ops)
     op_phase = (op_index >= gone).astype(np.int8)
