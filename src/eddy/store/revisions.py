@@ -44,6 +44,7 @@ from sqlalchemy import (
     Table,
     and_,
     delete,
+    func,
     insert,
     select,
     update,
@@ -120,11 +121,11 @@ class CheckpointMirror:
         That bound ends an idle transaction, not one whose client stopped half-way through
         sending a statement: PostgreSQL waits for the rest of the message (a paused node held
         its successor off for a minute so, in a many-row insert). So a push sends the file
-        bodies first, one statement each, as rows under names of its own (the path and a
-        random suffix) that no other writer touches, and only then, in small statements,
-        checks the fence, moves the head and renames its rows over the old ones. Stopped
-        while sending a body it holds nothing a successor needs; stopped later, it is idle
-        and the server ends it. Its rows are renamed in the same transaction, so a reader
+        bodies first, as rows under names of its own (a random prefix and the path) that no
+        other writer touches, and only then, in small statements, checks the fence, moves
+        the head and renames its rows over the old ones. Stopped while sending the bodies
+        it holds nothing a successor needs; stopped later, it is idle and the server ends
+        it. Its rows are renamed in the same transaction, so a reader
         never sees a staged name."""
         if lease_ms is not None:
             engine = connect_bounded(engine, max(1, lease_ms // 4), lease_ms)
@@ -177,13 +178,14 @@ class CheckpointMirror:
             except FileNotFoundError:
                 gone.append(path)
                 now.pop(path, None)
-        staged = f"#{uuid.uuid4().hex[:16]}"
+        staged = f"#{uuid.uuid4().hex[:16]}/"  # sorts before every checkpoint path
         with self.engine.begin() as conn:
             # The bodies first, under names no other writer uses: a push stopped while it
             # sends them holds no row its successor needs (see the class docstring).
-            for path, body in bodies:
-                conn.execute(insert(self.files).values(app=app, path=path + staged, rev=0,
-                                                       body=body))
+            if bodies:
+                conn.execute(insert(self.files), [{"app": app, "path": staged + path,
+                                                   "rev": 0, "body": body}
+                                                  for path, body in bodies])
             # Then the rows others write, in small statements, the fence first.
             check_fence(conn, self.fence_group(app), epoch, create=not self.fence_per_app)
             head = conn.execute(select(self.heads.c.rev).where(self.heads.c.app == app)
@@ -199,10 +201,10 @@ class CheckpointMirror:
                 conn.execute(delete(self.files).where(and_(
                     self.files.c.app == app,
                     self.files.c.path.in_([p for p, _ in bodies] + gone))))
-            for path, _ in bodies:
+            if bodies:
                 conn.execute(update(self.files).where(and_(
-                    self.files.c.app == app, self.files.c.path == path + staged))
-                    .values(path=path, rev=rev))
+                    self.files.c.app == app, self.files.c.path.startswith(staged)))
+                    .values(path=func.substr(self.files.c.path, len(staged) + 1), rev=rev))
         self._pushed[app] = now
         return rev
 
