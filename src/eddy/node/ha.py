@@ -180,7 +180,6 @@ class RoleKeeper:
         self.mirror = CheckpointMirror(
             connect(config.datasource_url(config.model.persistence.datasource)),
             config.model.persistence.table, self.group_id, lease_ms=ttl_ms)
-        self.persistence_db = self.mirror.engine  # bounded: a paused holder cannot stall us
         self.follower = MirrorFollower(self.mirror, registry, folder, self.lease)
         self.registry = registry
         self.folder = folder
@@ -406,7 +405,8 @@ class RoleKeeper:
 
     def _take_over(self, view: LeaseView, previous: LeaseView | None = None) -> None:
         try:
-            raise_fence(self.persistence_db, self.group_id, view.epoch)
+            # the mirror's bounded sessions: a paused old holder cannot stall this
+            raise_fence(self.mirror.engine, self.group_id, view.epoch)
         except (Fenced, SQLAlchemyError) as error:
             log.warning("HA: holding the lease but cannot fence the persistence database: %s",
                         _short(error))
