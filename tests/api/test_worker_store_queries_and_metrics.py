@@ -21,6 +21,8 @@ define stream Trades (symbol string, price double, ts long);
 define table Last (symbol string, price double);
 define aggregation Totals from Trades select symbol, sum(price) as total
     group by symbol aggregate by ts every sec ... min;
+define aggregation ByPrice from Trades select symbol, price, count() as trades
+    group by symbol, price aggregate by ts every sec ... min;
 @info(name = 'latest')
 from Trades select symbol, price update or insert into Last on Last.symbol == symbol;
 @info(name = 'expensive')
@@ -61,6 +63,21 @@ def test_finds_and_aggregation_reads_answer_from_the_live_state(
                                          ["ORCL", 5.0]]}
     assert _query(store_app, "from Last on price > 100.0 select symbol").json() == {
         "records": []}
+
+
+def test_an_aggregation_grouped_by_two_attributes_answers(store_app: WorkerProcess) -> None:
+    """Issue 18 saw no rows at all from an aggregation with two ``group by`` attributes:
+    through the worker's plan (the live runtime, store queries allowed) every retrieval
+    granularity has one row per (bucket, symbol, price)."""
+    seconds = _query(store_app, "from ByPrice within 0L, 100000L per 'seconds' "
+                                "select AGG_TIMESTAMP, symbol, price, trades "
+                                "order by AGG_TIMESTAMP")
+    assert seconds.status_code == 200, seconds.text
+    assert seconds.json() == {"records": [[1_000, "IBM", 10.0, 1], [2_000, "WSO2", 20.0, 1],
+                                          [3_000, "IBM", 30.0, 1], [4_000, "ORCL", 5.0, 1]]}
+    minutes = _query(store_app, "from ByPrice on symbol == 'IBM' within 0L, 100000L "
+                                "per 'minutes' select symbol, price, trades order by price")
+    assert minutes.json() == {"records": [["IBM", 10.0, 1], ["IBM", 30.0, 1]]}
 
 
 def test_mutations_change_the_live_state(store_app: WorkerProcess) -> None:

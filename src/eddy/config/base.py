@@ -43,7 +43,6 @@ class Block(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
 
-
 def dotted_path(loc: tuple[str | int, ...]) -> str:
     """A key path as the user writes it: ``state.persistence.config.location``, ``[0]``."""
     text = ""

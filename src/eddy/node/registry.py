@@ -159,10 +159,6 @@ class AppRegistry(HaRoles, Revisions):
         """Reconciles every app with a file and every deployed app."""
         return [self.reconcile(n) for n in sorted(set(self.folder.names()) | set(self.names()))]
 
-
-
-
-
     def set_stat_level(self, name: str, level: StatLevel) -> None:
         """Records the app's statistics level (``PUT /siddhi-apps/{app}/statistics``)."""
         with self._lock:
@@ -206,13 +202,6 @@ class AppRegistry(HaRoles, Revisions):
                                                failures=view.failures + 1)
                 else:
                     self._apps[name] = replace(view, metrics=metrics)
-
-
-
-
-
-
-
 
     def retry_failed(self) -> Future[None]:
         """Starts again every app whose query stopped on its own (minimum HA's active does
@@ -446,11 +435,6 @@ class AppRegistry(HaRoles, Revisions):
             except Exception:
                 log.exception("app %s did not stop cleanly", name)
 
-
-
-
-
-
     def _retry_failed(self) -> None:
         for view in self.views():
             with self._lock:
@@ -469,13 +453,6 @@ class AppRegistry(HaRoles, Revisions):
         for name in list(self._runners):
             self._stop_runner(name)
         self.standby.disarm()
-
-
-
-
-
-
-
 
     def __enter__(self) -> AppRegistry:
         return self

@@ -72,7 +72,6 @@ __all__ = ["AggregationSplit", "aggregation_split", "aggregations_only",
            "make_aggregation_step"]
 
 
-
 def aggregations_only(analyzed: AnalyzedApp, rest: list[QueryInfo]) -> bool:
     """Whether a group whose per-event queries are ``rest`` can use the vectorised step."""
     aggregations = [info.definition for info in analyzed.streams.values()

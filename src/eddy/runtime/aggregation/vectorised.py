@@ -317,7 +317,6 @@ def _python_values(values: Array, attr_type: AttrType) -> list[Any]:
     return listed
 
 
-
 @dataclass
 class _Values:
     """One base column over items (events or partial rows): value, presence, sets."""

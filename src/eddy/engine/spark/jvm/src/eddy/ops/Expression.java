@@ -25,7 +25,9 @@ import org.apache.spark.sql.Row;
 final class Expression implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    private final String op;
+    /** The operator, resolved once ({@link #code}): an evaluation dispatches on an int. */
+    private final int op;
+    private final boolean comparison;
     private final boolean integralInt;
     private final boolean doubleType;
     private final boolean doubleOperand;
@@ -35,7 +37,9 @@ final class Expression implements Serializable {
     private final Expression[] children;
 
     private Expression(JsonNode node) {
-        this.op = node.get("op").asText();
+        String name = node.get("op").asText();
+        this.op = code(name);
+        this.comparison = op >= EQ;
         String type = node.get("type").asText();
         this.integralInt = "INT".equals(type);
         this.doubleType = "DOUBLE".equals(type);
@@ -43,12 +47,28 @@ final class Expression implements Serializable {
         this.doubleOperand = operand != null && "DOUBLE".equals(operand.asText());
         this.side = node.has("side") ? node.get("side").asInt() : -1;
         this.index = node.has("index") ? node.get("index").asInt() : -1;
-        this.constant = "const".equals(op) ? constant(type, node.get("value")) : null;
+        this.constant = op == CONST ? constant(type, node.get("value")) : null;
         JsonNode kids = node.get("children");
         this.children = new Expression[kids == null ? 0 : kids.size()];
         for (int i = 0; i < children.length; i++) {
             children[i] = new Expression(kids.get(i));
         }
+    }
+
+    private static final int COL = 0, CONST = 1, ISNULL = 2, NOT = 3, AND = 4, OR = 5, NEG = 6,
+            ADD = 7, SUB = 8, MUL = 9, DIV = 10, MOD = 11,
+            EQ = 12, NE = 13, LT = 14, LE = 15, GT = 16, GE = 17;
+    private static final String[] NAMES = {"col", "const", "isnull", "not", "and", "or", "neg",
+        "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">="};
+
+    private static int code(String name) {
+        for (int i = 0; i < NAMES.length; i++) {
+            if (NAMES[i].equals(name)) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException("an expression operator eddy's Java operators "
+                + "do not know: " + name);
     }
 
     static Expression parse(JsonNode node) {
@@ -91,23 +111,23 @@ final class Expression implements Serializable {
     /** The value over the first event's kept values {@code first} and {@code row}. */
     Object evaluate(Object[] first, Row row) {
         switch (op) {
-            case "col":
+            case COL:
                 return normal(side == 0 ? first[index] : row.get(index));
-            case "const":
+            case CONST:
                 return constant;
-            case "isnull":
+            case ISNULL:
                 return children[0].evaluate(first, row) == null;
-            case "not":
+            case NOT:
                 return !truthy(children[0].evaluate(first, row));
-            case "and": {
+            case AND: {
                 boolean left = truthy(children[0].evaluate(first, row));
                 return truthy(children[1].evaluate(first, row)) && left;
             }
-            case "or": {
+            case OR: {
                 boolean left = truthy(children[0].evaluate(first, row));
                 return truthy(children[1].evaluate(first, row)) || left;
             }
-            case "neg":
+            case NEG:
                 return negate(children[0].evaluate(first, row));
             default:
                 return binary(children[0].evaluate(first, row), children[1].evaluate(first, row));
@@ -126,10 +146,8 @@ final class Expression implements Serializable {
     }
 
     private Object binary(Object left, Object right) {
-        boolean comparison = op.equals("==") || op.equals("!=") || op.equals("<")
-                || op.equals("<=") || op.equals(">") || op.equals(">=");
         if (left == null || right == null) {
-            return comparison ? (Object) op.equals("!=") : null;
+            return comparison ? (Object) (op == NE) : null;
         }
         if (comparison) {
             return compare(left, right);
@@ -138,10 +156,10 @@ final class Expression implements Serializable {
             double x = ((Number) left).doubleValue();
             double y = ((Number) right).doubleValue();
             switch (op) {
-                case "+": return x + y;
-                case "-": return x - y;
-                case "*": return x * y;
-                case "/": return y == 0.0 ? null : x / y;
+                case ADD: return x + y;
+                case SUB: return x - y;
+                case MUL: return x * y;
+                case DIV: return y == 0.0 ? null : x / y;
                 default: return y == 0.0 ? null : x % y;
             }
         }
@@ -149,10 +167,10 @@ final class Expression implements Serializable {
         long y = (Long) right;
         long result;
         switch (op) {
-            case "+": result = x + y; break;
-            case "-": result = x - y; break;
-            case "*": result = x * y; break;
-            case "/":
+            case ADD: result = x + y; break;
+            case SUB: result = x - y; break;
+            case MUL: result = x * y; break;
+            case DIV:
                 if (y == 0) {
                     return null;
                 }
@@ -172,11 +190,11 @@ final class Expression implements Serializable {
             double x = ((Number) left).doubleValue();
             double y = ((Number) right).doubleValue();
             switch (op) {  // primitive comparisons: NaN equals nothing, as in numpy
-                case "==": return x == y;
-                case "!=": return x != y;
-                case "<": return x < y;
-                case "<=": return x <= y;
-                case ">": return x > y;
+                case EQ: return x == y;
+                case NE: return x != y;
+                case LT: return x < y;
+                case LE: return x <= y;
+                case GT: return x > y;
                 default: return x >= y;
             }
         }
@@ -189,11 +207,11 @@ final class Expression implements Serializable {
             order = left.equals(right) ? 0 : 1;  // strings: equality only
         }
         switch (op) {
-            case "==": return order == 0;
-            case "!=": return order != 0;
-            case "<": return order < 0;
-            case "<=": return order <= 0;
-            case ">": return order > 0;
+            case EQ: return order == 0;
+            case NE: return order != 0;
+            case LT: return order < 0;
+            case LE: return order <= 0;
+            case GT: return order > 0;
             default: return order >= 0;
         }
     }

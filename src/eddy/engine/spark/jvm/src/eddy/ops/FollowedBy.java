@@ -112,10 +112,11 @@ public final class FollowedBy implements
         final long seq;
         final long ts;
         final Object[] values;
-        final List<Object> key;
+        /** Its equality key ({@link #key}), null when a part of it is null. */
+        final Object key;
         boolean done;
 
-        Match(long seq, long ts, Object[] values, List<Object> key) {
+        Match(long seq, long ts, Object[] values, Object key) {
             this.seq = seq;
             this.ts = ts;
             this.values = values;
@@ -126,7 +127,7 @@ public final class FollowedBy implements
     /** One pattern instance's pending and new lists (and the pending list by key). */
     static final class Instance {
         final ArrayDeque<Match> pending = new ArrayDeque<>();
-        final Map<List<Object>, ArrayDeque<Match>> byKey = new HashMap<>();
+        final Map<Object, ArrayDeque<Match>> byKey = new HashMap<>();
         final List<Match> fresh = new ArrayList<>();
         int done;
 
@@ -216,7 +217,7 @@ public final class FollowedBy implements
     }
 
     private void complete(Instance instance, Row row, List<Row> out) {
-        List<Object> key = rowKey(row);
+        Object key = rowKey(row);
         ArrayDeque<Match> same = key == null ? null : instance.byKey.get(key);
         if (same == null) {
             return;
@@ -249,17 +250,22 @@ public final class FollowedBy implements
         instance.compact();
     }
 
-    private List<Object> firstKey(Object[] values) {
+    private Object firstKey(Object[] values) {
         return key(keyFirst, i -> values[i]);
     }
 
-    private List<Object> rowKey(Row row) {
+    private Object rowKey(Row row) {
         return key(keyRow, row::get);
     }
 
     /** The equality key read at {@code positions}, or null when a part is null (a null
-     *  equals nothing). */
-    private static List<Object> key(int[] positions, IntFunction<Object> read) {
+     *  equals nothing): the value itself when there is one equality (the seed's
+     *  {@code e1.roomNo == roomNo}: a boxed number hashes and compares without a list's
+     *  iterators), else the list of them. */
+    private static Object key(int[] positions, IntFunction<Object> read) {
+        if (positions.length == 1) {
+            return Expression.normal(read.apply(positions[0]));
+        }
         Object[] key = new Object[positions.length];
         for (int i = 0; i < key.length; i++) {
             key[i] = Expression.normal(read.apply(positions[i]));
