@@ -440,14 +440,17 @@ _ROW = st.tuples(st.integers(0, 6), st.lists(st.integers(0, 3), min_size=1, max_
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_ROW, max_size=30), st.booleans())
+@given(st.lists(_ROW, max_size=30), st.sampled_from(["as drawn", "sorted", "by stream"]))
 def test_sink_tables_are_each_streams_rows_in_the_groups_order(
-        raw: list[tuple[int, list[int], str, int]], presorted: bool) -> None:
+        raw: list[tuple[int, list[int], str, int]], arrival: str) -> None:
     """Each stream's table holds exactly its queries' rows, sorted by ``(_seq, _order)``
     as Python sorts them (stable), whatever order the batch arrives in — already sorted
-    (no copy is made) or not — with the values of its slots only."""
-    if presorted:
+    (no copy is made), each stream's rows together and in order (as the branches of a
+    group's union come: a slice of the batch) or not — with the values of its slots only."""
+    if arrival == "sorted":
         raw = sorted(raw, key=lambda r: (r[0], r[1]))
+    elif arrival == "by stream":
+        raw = sorted(raw, key=lambda r: (r[2] == "b", r[0], r[1]))
     one = OutputStream("One", "One", (Attribute("v", AttrType.LONG),))
     two = OutputStream("Two", "Two", (Attribute("w", AttrType.LONG),))
     sink = BusSink(None, [one, two], {"a": "One", "b": "Two", "c": "One"},  # type: ignore[arg-type]

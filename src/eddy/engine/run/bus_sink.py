@@ -40,13 +40,11 @@ from pyspark.sql import functions as F
 
 from eddy.bus import Bus
 from eddy.bus import TS as BUS_TS
-from eddy.engine.run.output_rows import group_order, output_values
+from eddy.engine.run.output_rows import order_keys, ordered, output_values
 from eddy.engine.run.store_requests import StoreAnswer, answers
 from eddy.engine.spark.row_layout import (
     DATA,
-    ORDER,
     QUERY,
-    SEQ,
     STORE_STREAM,
     TARGET,
     TS,
@@ -187,17 +185,19 @@ class BusSink:
         if not rows.num_rows:
             return {}
         streams = self._row_streams(rows)
-        keys = rows.select([SEQ, ORDER])
+        keys = order_keys(rows)
         result: dict[str, pa.Table] = {}
         for code, output in enumerate(self.outputs.values()):
             picked = np.flatnonzero(streams == code)
             if not len(picked):
                 continue
             whole = len(picked) == rows.num_rows
-            picked = picked[group_order(keys if whole else keys.take(picked))]
+            picked = picked[ordered(keys if whole else [key[picked] for key in keys])]
             columns = [TS, *_value_columns(rows, output.attributes)]
             chosen = rows.select(columns)
-            if not (whole and _ascending(picked)):
+            if _consecutive(picked):  # one branch's rows, in order: no copy
+                chosen = chosen.slice(int(picked[0]), len(picked))
+            else:
                 chosen = chosen.take(picked)
             result[output.stream] = self._table(output, chosen)
         return result
@@ -277,7 +277,8 @@ def _value_columns(rows: pa.Table, attributes: Sequence[Attribute]) -> list[str]
     return [name for name in (*slots, DATA) if name in rows.column_names]
 
 
-def _ascending(indices: np.ndarray) -> bool:
-    """Whether ``indices`` are ``0, 1, 2, …`` (taking them would copy for nothing)."""
-    return bool(indices[0] == 0 and indices[-1] == len(indices) - 1
+def _consecutive(indices: np.ndarray) -> bool:
+    """Whether ``indices`` are ``i, i + 1, i + 2, …`` — a slice of the batch (the rows of
+    one branch of the group's union come together), which taking them would copy."""
+    return bool(indices[-1] - indices[0] == len(indices) - 1
                 and (len(indices) < 2 or (np.diff(indices) == 1).all()))

@@ -38,9 +38,17 @@ Python compares lists."""
 def group_order(rows: pa.Table) -> np.ndarray:
     """The row indices of ``rows`` sorted by ``(_seq, _order)`` — the group's order, each
     output after the input that caused it (DESIGN.md §3); stable for equal keys."""
+    return ordered(order_keys(rows))
+
+
+def order_keys(rows: pa.Table) -> list[np.ndarray]:
+    """``(_seq, _order)`` of ``rows`` as sort keys, most significant first: ``_seq``, then
+    one int64 array per position of the ``_order`` paths (a shorter path padded so that it
+    sorts first). Made once per batch, so each stream's rows are ordered by indexing these
+    arrays instead of taking their list column out of the batch again."""
     count = rows.num_rows
     if count == 0:
-        return np.zeros(0, np.int64)
+        return [np.zeros(0, np.int64)]
     seq = rows.column(SEQ).to_numpy()
     order = rows.column(ORDER).combine_chunks()
     lengths = pc.fill_null(pc.list_value_length(order), 0).to_numpy().astype(np.int64)
@@ -57,9 +65,17 @@ def group_order(rows: pa.Table) -> np.ndarray:
                 key = flat[np.where(present, starts + j, 0)]
                 key[~present] = _SHORTER_FIRST
                 keys.append(key)
-    if _sorted([seq, *keys]):  # an operator's own outputs usually are
+    return [seq, *keys]
+
+
+def ordered(keys: list[np.ndarray]) -> np.ndarray:
+    """The indices that sort rows by ``keys`` (:func:`order_keys`, or some rows' part of
+    them); ``0, 1, …`` when they are in order already, as an operator's own outputs
+    usually are."""
+    count = len(keys[0])
+    if _sorted(keys):
         return np.arange(count, dtype=np.int64)
-    return np.lexsort([*reversed(keys), seq])
+    return np.lexsort(keys[::-1])
 
 
 def _sorted(keys: list[np.ndarray]) -> bool:
