@@ -4,8 +4,10 @@ Applies to a query over one stream (not an inner stream, not in a partition) who
 are filters, with no aggregate, ``group by``, ``having``, ``order by``, ``limit``/``offset``
 or rate limit, inserting current events into a stream; when every filter and selected
 expression compiles to Spark SQL; and when every producer of its input and every consumer
-of its output is placed here too (the runtime only sees the group's source rows, so a
-stream between the runtime and Spark SQL would be lost).
+of its output is placed here too, and no aggregation of the app (which the runtime keeps)
+reads its output (the runtime only sees the group's source rows, so a stream between the
+runtime and Spark SQL would be lost: an aggregation over a stream a filter fills got no
+events at all).
 
 Exact because such a query keeps no state: each event's output depends on that event
 alone, and the Spark SQL compiler implements Siddhi's (Java's) expression semantics
@@ -20,7 +22,7 @@ from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.plan.physical.facts import OperatorFacts
 from eddy.plan.physical.model import STATELESS, QueryChoice
-from eddy.plan.physical.planner import Planning
+from eddy.plan.physical.planner import Planning, aggregation_inputs
 
 NAME = "spark-sql"
 
@@ -56,6 +58,7 @@ def native_queries(analyzed: AnalyzedApp, candidates: Sequence[QueryInfo],
     """The largest set of ``candidates`` of the stateless shape whose expressions compile
     and whose inputs and consumers are all in the set; ``notes`` get why others are not."""
     inputs = set(streams)
+    aggregated = aggregation_inputs(analyzed)
     native: dict[str, QueryInfo] = {}
     for info in candidates:
         if not stateless_shape(info):
@@ -79,10 +82,13 @@ def native_queries(analyzed: AnalyzedApp, candidates: Sequence[QueryInfo],
             stream = info.inputs[0]
             fed = all(p.id in native for p in producers.get(stream, ())) and \
                 (stream in inputs or stream in producers)
-            drained = all(c.id in native for c in consumers.get(info.target or "", ()))
+            drained = all(c.id in native for c in consumers.get(info.target or "", ())) \
+                and info.target not in aggregated
             if not (fed and drained):
                 del native[qid]
                 notes[qid] = (f"its input {stream} does not come from Spark SQL" if not fed
+                              else f"its output {info.target} feeds an aggregation, which "
+                              "the runtime keeps" if info.target in aggregated
                               else f"its output {info.target} feeds the runtime")
                 changed = True
     return native

@@ -112,7 +112,7 @@ public final class FollowedBy implements
         final long seq;
         final long ts;
         final Object[] values;
-        /** Its equality key ({@link #key}), null when a part of it is null. */
+        /** Its equality key ({@link FollowedBy#key}), null when a part of it is null. */
         final Object key;
         boolean done;
 
