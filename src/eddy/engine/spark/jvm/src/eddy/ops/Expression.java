@@ -37,8 +37,7 @@ final class Expression implements Serializable {
     private final Expression[] children;
 
     private Expression(JsonNode node) {
-        String name = node.get("op").asText();
-        this.op = code(name);
+        this.op = code(node.get("op").asText());
         this.comparison = op >= EQ;
         String type = node.get("type").asText();
         this.integralInt = "INT".equals(type);
