@@ -59,6 +59,8 @@ def test_ha_body_is_parsed_by_the_contract() -> None:
     ({"inSync": "yes"}, "'inSync' should be bool"),
     ({"lagEvents": True}, "'lagEvents' should be a number"),
     ({"history": {}}, "'history' should be a list"),
+    ({"plannedApps": "Alerts"}, "'plannedApps' should be list"),
+    ({"plannedApps": ["Alerts", 3]}, "'plannedApps' should be a list of names"),
     ({"history": [{"atMs": 1, "status": "active", "epoch": "1"}]},
      "history[0]: 'epoch' should be int"),
 ])
@@ -318,12 +320,14 @@ def test_the_ha_page_shows_holder_epoch_lag_and_the_failovers() -> None:
                        ha=parse_ha(ha_body()))
     passive = NodeState(Node(2, "127.0.0.1", 9444, "admin", "admin"), reachable=True,
                         ha=parse_ha(ha_body(nodeId="b", status="passive", lagEvents=1234,
-                                            inSync=False, history=[])))
+                                            inSync=False, history=[],
+                                            plannedApps=["Alerts", "Rooms"])))
     broken = NodeState(Node(3, "127.0.0.1", 9445, "admin", "admin"),
                        ha_error="/ha: 'epoch' is missing")
     html = ha_page([active, passive, broken], Session("admin", True, "t"))
     assert '<span class="status-passive">passive</span>' in html
     assert "1,234 events" in html and "behind" in html
+    assert "<td>Alerts, Rooms</td>" in html  # the passive's apps a takeover only starts
     assert html.count('class="failover"') == 2
     assert "loss → apps active: 1.5 s; loss → first output: 2.0 s" in html
     assert "127.0.0.1:9445: /ha: &#x27;epoch&#x27; is missing" in html

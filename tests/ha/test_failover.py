@@ -338,6 +338,10 @@ def test_an_active_late_but_within_its_lease_keeps_it_and_the_passive_disarms(pa
     active = pair.active()
     assert active is not None
     passive = pair.other(active)
+    # a passive restarted by an earlier test arms only once its warm-up planned the app
+    wait_for(lambda: pair.app in (passive.ha() or {}).get("plannedApps", ()), TAKEOVER_S,
+             "the passive to plan the app's queries ahead", interval=0.5)
+    assert (active.ha() or {}).get("plannedApps") == [], "the active lists planned apps"
     client = _client_while(pair, 1500, after=300)
     armed, disarmed = _log_count(passive, ARMED), _log_count(passive, DISARMED)
     active.signal(signal.SIGSTOP)

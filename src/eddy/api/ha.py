@@ -2,7 +2,9 @@
 
 The body is the node's :class:`~eddy.node.role.NodeRole` in camelCase — ``mode``,
 ``status``, ``clusterId``, ``nodeId``, ``epoch``, ``holder``, ``lastRenewalMs``, ``inSync``,
-``lastSyncMs``, ``lagEvents``, ``reason`` — and ``history``, every role change so far as
+``lastSyncMs``, ``lagEvents``, ``reason`` — ``plannedApps``, the apps whose queries this
+passive has planned ahead (a takeover only starts them; an app not listed is still being
+warmed up, or cannot be, and a takeover plans it first: seconds more), and ``history``, every role change so far as
 ``{atMs, status, epoch, holder, reason, lossMs, recoveredMs, firstOutputMs}`` (empty on a
 single node, which is always active); a takeover's ``lossMs`` is the previous holder's last
 renewal, ``recoveredMs`` when this node's apps had all become active and ``firstOutputMs``
@@ -34,6 +36,7 @@ def router(worker: Worker) -> APIRouter:
                 "holder": role.holder, "lastRenewalMs": role.last_renewal_ms,
                 "inSync": role.in_sync, "lastSyncMs": role.last_sync_ms,
                 "lagEvents": role.lag_events, "reason": role.reason,
+                "plannedApps": worker.ha.planned_apps() if worker.ha is not None else [],
                 "history": [{"atMs": h["at_ms"], "status": h["status"], "epoch": h["epoch"],
                              "holder": h["holder"], "reason": h["reason"],
                              "lossMs": h["loss_ms"], "recoveredMs": h["recovered_ms"],

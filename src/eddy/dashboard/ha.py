@@ -2,8 +2,8 @@
 timeline of a group of nodes.
 
 The contract (JSON, camelCase): ``mode``, ``status``, ``clusterId``, ``nodeId``, ``epoch``,
-``holder``, ``lastRenewalMs``, ``inSync``, ``lastSyncMs``, ``lagEvents``, ``reason`` and
-``history``: ``[{atMs, status, epoch, holder, reason, lossMs?, recoveredMs?,
+``holder``, ``lastRenewalMs``, ``inSync``, ``lastSyncMs``, ``lagEvents``, ``reason``,
+``plannedApps`` (a passive's apps that a takeover only starts; optional) and ``history``: ``[{atMs, status, epoch, holder, reason, lossMs?, recoveredMs?,
 firstOutputMs?}]`` (a takeover's loss of the previous holder, the time its apps were active
 again and the time its first outputs were on the bus). A body that breaks it is an
 :class:`HaFormatError` naming the field, shown on the page instead of a guess.
@@ -50,6 +50,7 @@ class HaState:
     lag_events: int | None
     reason: str
     history: tuple[HaEvent, ...]
+    planned_apps: tuple[str, ...] = ()
 
 
 def _field(body: Mapping[str, Any], name: str, kind: type | tuple[type, ...],
@@ -101,7 +102,16 @@ def parse_ha(body: Any) -> HaState:
         last_sync_ms=_field(body, "lastSyncMs", int, optional=True),
         lag_events=_field(body, "lagEvents", int, optional=True),
         reason=_field(body, "reason", str, optional=True) or "",
-        history=tuple(_event(e, i) for i, e in enumerate(history)))
+        history=tuple(_event(e, i) for i, e in enumerate(history)),
+        planned_apps=_names(body, "plannedApps"))
+
+
+def _names(body: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """An optional list of strings."""
+    value = _field(body, name, list, optional=True) or []
+    if not all(isinstance(item, str) for item in value):
+        raise HaFormatError(f"/ha: '{name}' should be a list of names, not {value!r}")
+    return tuple(value)
 
 
 @dataclass(frozen=True)

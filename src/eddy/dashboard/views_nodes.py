@@ -164,7 +164,7 @@ def _ha_row(key: str, ha: HaState) -> list[object]:
     return [key, ha.node_id, ha.cluster_id or "–", ha.mode,
             tag("span", ha.status, class_=f"status-{ha.status.lower()}"), ha.holder or "–",
             ha.epoch, when(ha.last_renewal_ms), sync, when(ha.last_sync_ms), lag,
-            ha.reason or "–"]
+            ", ".join(ha.planned_apps) or "–", ha.reason or "–"]
 
 
 def _recovery(entry: TimelineEntry) -> Markup:
@@ -186,7 +186,7 @@ def ha_page(states: Iterable[NodeState], session: Session) -> str:
     if with_ha:
         parts.append(table(["Node", "Node id", "Group", "Mode", "Status", "Lease holder",
                             "Epoch", "Last renewal", "Sync", "Last sync", "Passive lag",
-                            "Reason"], [_ha_row(k, h) for k, h in with_ha],
+                            "Planned ahead", "Reason"], [_ha_row(k, h) for k, h in with_ha],
                            "High availability of each node", id="ha"))
         entries = timeline(h for _, h in with_ha)
         parts.append(tag("h2", "Failover timeline", id="timeline-title"))

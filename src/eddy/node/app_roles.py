@@ -96,6 +96,11 @@ class HaRoles:
         """Whether :meth:`arm` would start any query."""
         return self.passive and self.standby.armable()
 
+    def planned_apps(self) -> list[str]:
+        """Passive: the apps a takeover only has to start (their queries are planned
+        ahead); none on an active node."""
+        return self.standby.planned_names() if self.passive else []
+
     def _to_passive(self, reason: str) -> None:
         self.passive = True
         self._stop_all()

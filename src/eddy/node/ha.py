@@ -258,6 +258,10 @@ class RoleKeeper:
         with self._lock:
             return [asdict(change) for change in self._history]
 
+    def planned_apps(self) -> list[str]:
+        """The apps a takeover of this passive only has to start (see ``GET /ha``)."""
+        return self.registry.planned_apps()
+
     def sink_token(self, app: str) -> str:
         """The app's sink-id token, shared with the other node (an app deployed here a
         moment ago is published first)."""

@@ -61,6 +61,12 @@ class Standby:
         """Whether any app is planned, i.e. arming would start something."""
         return bool(self._planned)
 
+    def planned_names(self) -> list[str]:
+        """The apps whose queries are planned ahead, sorted (read from other threads: a
+        copy of the keys, made without running Python code, so it is one consistent
+        snapshot)."""
+        return sorted(self._planned)
+
     def warm(self, name: str, text: str, analyzed: AnalyzedApp) -> bool:
         """Runs the passive's warm-up of the app; whether it ran."""
         if self.warm_up is None or not warmable(analyzed):
