@@ -94,10 +94,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +105,7 @@ from eddy.config import WorkerConfig
 from eddy.node.deployment import DeploymentFolder
 from eddy.node.ha_apps import GroupApps
 from eddy.node.ha_follow import MirrorFollower
+from eddy.node.ha_history import RoleHistory, now_ms
 from eddy.node.registry import AppRegistry
 from eddy.node.role import NodeRole
 from eddy.store.cluster_apps import AppCatalog
@@ -116,7 +115,6 @@ from eddy.store.lease import Lease, LeaseView
 from eddy.store.revisions import CheckpointMirror
 
 log = logging.getLogger("eddy.node.ha")
-HISTORY = 100
 RETRY_S = 10.0
 """How often the active starts apps again whose query failed on its own."""
 EXPIRY_MARGIN_S = 0.05
@@ -130,24 +128,6 @@ normally comes within the lease time; the query then fails and a takeover starts
 LOG_FIRST_BATCHES = 2
 """Batches after a takeover whose start is logged with the time since the lease was taken
 (where a failover spends its time; ``bench/ha_failover.py --keep`` keeps the logs)."""
-
-
-@dataclass(frozen=True)
-class RoleChange:
-    """One change of role, as ``GET /ha`` lists it."""
-
-    at_ms: int
-    status: str
-    epoch: int | None
-    holder: str | None
-    reason: str
-    loss_ms: int | None = None
-    """On a takeover: the previous holder's last renewal as this node last saw it (the
-    cluster database's clock), i.e. when the group lost its active node."""
-    recovered_ms: int | None = None
-    """On a takeover: when this node's apps had all become active (ready to output)."""
-    first_output_ms: int | None = None
-    """On a takeover: when the first events this node emitted were on the bus."""
 
 
 class NotActive(RuntimeError):
@@ -198,7 +178,7 @@ class RoleKeeper:
         self._armed_at: int | None = None  # the holder's renewal (DB ms) when it armed
         self._gates: dict[str, str] = {}
         """Armed apps: ``held`` (their batches wait), ``refused`` (their batches fail)."""
-        self._history: deque[RoleChange] = deque(maxlen=HISTORY)
+        self._history = RoleHistory()
         self._lock = threading.RLock()
         self._renewal = threading.Condition(self._lock)  # a renewal landed, or a step-down
         self._stop = threading.Event()
@@ -255,8 +235,7 @@ class RoleKeeper:
 
     def history(self) -> list[dict[str, Any]]:
         """The role changes so far, oldest first."""
-        with self._lock:
-            return [asdict(change) for change in self._history]
+        return self._history.entries()
 
     def planned_apps(self) -> list[str]:
         """The apps a takeover of this passive only has to start (see ``GET /ha``)."""
@@ -376,19 +355,11 @@ class RoleKeeper:
 
     def _note_takeover(self, *, loss_ms: int | None = None, recovered_ms: int | None = None,
                        first_output_ms: int | None = None) -> None:
-        """Writes the takeover's times that are given into the latest ``active`` entry of
-        the history."""
+        """Writes the takeover's times that are given into the history; a time written
+        is no longer awaited."""
         with self._lock:
-            for i in range(len(self._history) - 1, -1, -1):
-                change = self._history[i]
-                if change.status == "active":
-                    self._history[i] = replace(
-                        change, loss_ms=change.loss_ms if loss_ms is None else loss_ms,
-                        recovered_ms=change.recovered_ms if recovered_ms is None
-                        else recovered_ms,
-                        first_output_ms=change.first_output_ms if first_output_ms is None
-                        else first_output_ms)
-                    break
+            self._history.note_takeover(loss_ms=loss_ms, recovered_ms=recovered_ms,
+                                        first_output_ms=first_output_ms)
             if recovered_ms is not None:
                 self._recovering = False
             if first_output_ms is not None:
@@ -399,13 +370,13 @@ class RoleKeeper:
         ends, so the time is not rounded up to the next poll)."""
         with self._lock:
             if self.active and self.epoch == epoch and self._recovering:
-                self._note_takeover(recovered_ms=_now_ms())
+                self._note_takeover(recovered_ms=now_ms())
 
     def _output_seen(self, batch_id: int, events: int) -> None:
         """A runner appended a batch's outputs: the first with events after a takeover
         ends the failover as a client of the outputs sees it."""
         if events and self._awaiting_output and self.active:
-            self._note_takeover(first_output_ms=_now_ms())
+            self._note_takeover(first_output_ms=now_ms())
 
     def _take_over(self, view: LeaseView, previous: LeaseView | None = None) -> None:
         try:
@@ -514,17 +485,11 @@ class RoleKeeper:
     def _publish_role(self, status: str, reason: str | None) -> None:
         with self._lock:
             view = self._view
-            last = self._history[-1] if self._history else None
-            if reason is None:
-                reason = last.reason if last is not None and last.status == status else ""
-            changed = last is None or last.status != status or (
-                reason != last.reason and status != "passive")
-            if changed or (last is not None and reason != last.reason):
-                self._history.append(RoleChange(_now_ms(), status, self.epoch or
-                                                (view.epoch if view else None),
-                                                view.holder if view else None, reason))
-                if changed:
-                    log.warning("HA: node '%s' is %s: %s", self.node_id, status, reason)
+            reason, changed = self._history.record(
+                status, reason, self.epoch or (view.epoch if view else None),
+                view.holder if view else None)
+            if changed:
+                log.warning("HA: node '%s' is %s: %s", self.node_id, status, reason)
             self._set_role(NodeRole(
                 mode="ha", status=status,  # type: ignore[arg-type]
                 cluster_id=self.group_id, node_id=self.node_id,
@@ -597,10 +562,6 @@ class RoleKeeper:
         if view.analyzed is not None and self.epoch is not None:
             for url in app_databases(view.analyzed):
                 raise_fence(connect(url), self.group_id, self.epoch)
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _short(error: BaseException) -> str:
