@@ -36,13 +36,14 @@ def test_status_names_the_active_the_epoch_and_the_passive_lag(
     b.join()
     assert a.tick().mine and not b.tick().mine
     AppCatalog(engine, group).publish("App1", "@App:name('App1')")
+    AppCatalog(engine, group).publish("App2", "@App:name('App2')")
     mirror = CheckpointMirror(connect(config.datasource_url("PERSISTENCE_DB")), table, group)
     (tmp_path / "ckpt").mkdir()
     for batch in range(3):
         (tmp_path / "ckpt" / str(batch)).write_text("x")
         mirror.push("App1", tmp_path / "ckpt", epoch=1, batch_id=batch)
     a.report("active", {}, 0)
-    b.report("passive", {"App1": 1}, 12)
+    b.report("passive", {"App1": 1}, 12, ["App1"])
 
     assert main(["ha", "status", "--config", str(config_path), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
@@ -51,14 +52,17 @@ def test_status_names_the_active_the_epoch_and_the_passive_lag(
     nodes = {n["nodeId"]: n for n in status["nodes"]}
     assert nodes["node-a"]["status"] == "active"
     assert nodes["node-b"]["status"] == "passive"
-    assert nodes["node-b"]["lagBatches"] == {"App1": 2}
+    assert nodes["node-b"]["lagBatches"] == {"App1": 2, "App2": 0}
     assert nodes["node-b"]["lagEvents"] == 12
-    assert status["apps"] == [{"app": "App1", "revision": 3, "batchId": 2, "epoch": 1}]
+    assert nodes["node-b"]["plannedApps"] == ["App1"]
+    assert status["apps"] == [{"app": "App1", "revision": 3, "batchId": 2, "epoch": 1},
+                              {"app": "App2", "revision": 0, "batchId": None, "epoch": None}]
     assert main(["ha", "status", "--config", str(config_path)]) == 0
     text = capsys.readouterr().out
     assert f"group {group}: active node-a, epoch 1" in text
     assert "node node-b: passive" in text and "behind by App1 2 micro-batch(es)" in text
     assert "12 event(s) behind the active's committed position" in text
+    assert "not planned ahead yet: App2" in text  # a takeover plans it first
 
 
 def test_status_of_a_single_node_config_is_an_error(tmp_path: Path,

@@ -105,7 +105,7 @@ class MirrorFollower:
         self.in_sync = in_sync
         self.last_sync_ms = int(time.time() * 1000)
         self.lag_events = behind
-        self.lease.report("passive", dict(self.pulled), behind)
+        self.lease.report("passive", dict(self.pulled), behind, self.registry.planned_apps())
 
     def protect(self) -> None:
         """Active: commits where each app's mirror resumes, so bus retention keeps the

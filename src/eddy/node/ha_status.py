@@ -1,5 +1,6 @@
 """``eddy ha status``: who is active in a minimum-HA group, at which epoch, when the lease
-was last renewed, and how far the passive is behind — read from the cluster and persistence
+was last renewed, how far the passive is behind and which apps it has not planned ahead yet
+(a takeover plans those first: seconds more) — read from the cluster and persistence
 databases named by a node's deployment.yaml, so it works with both nodes down too."""
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def group_status(config: WorkerConfig) -> dict[str, Any]:
             entry["lagBatches"] = {str(a["app"]): int(a["revision"]) - synced.get(str(a["app"]), 0)
                                    for a in apps}
             entry["lagEvents"] = state.lag_events
+            entry["plannedApps"] = list(state.planned_apps)
         nodes.append(entry)
     return {"groupId": cluster.groupId,
             "active": None if lease.expired(ttl_ms) else lease.holder,
@@ -79,6 +81,10 @@ def render(status: dict[str, Any]) -> str:
                 f"{a} {n} micro-batch(es)" for a, n in sorted(behind.items()))
             if node.get("lagEvents") is not None:
                 line += f", {node['lagEvents']} event(s) behind the active's committed position"
+            unplanned = sorted(a["app"] for a in status["apps"]
+                               if a["app"] not in node.get("plannedApps", ()))
+            if unplanned:  # a takeover plans these first: seconds more
+                line += ", not planned ahead yet: " + ", ".join(unplanned)
         lines.append(line)
     for app in status["apps"]:
         lines.append(f"  app {app['app']}: checkpoint revision {app['revision']}"

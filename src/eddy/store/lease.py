@@ -73,8 +73,9 @@ STATES = Table("EDDY_HA_NODE_STATE", metadata,
                Column("synced", Text, nullable=False),
                Column("at_ms", BigInteger, nullable=False))
 """What each node last said of itself: its status and, as JSON ``{"revisions": {app: mirror
-revision}, "lagEvents": n}``, how far it pulled each app's checkpoint and how many events
-the active committed past where it would resume (``eddy ha status`` shows both)."""
+revision}, "lagEvents": n, "plannedApps": [app]}``, how far it pulled each app's checkpoint,
+how many events the active committed past where it would resume and which apps' queries it
+planned ahead (``eddy ha status`` shows them)."""
 PAIR = 2
 
 
@@ -170,11 +171,11 @@ class Lease:
                 MEMBERS.c.group_id == self.group_id, MEMBERS.c.node_id == self.node_id,
                 MEMBERS.c.token == self.token)))
 
-    def report(self, status: str, synced: dict[str, int], lag_events: int | None = None
-               ) -> None:
-        """Records this node's status, the mirror revision it holds of each app and the
-        events it is behind (None: unknown)."""
-        body = {"revisions": synced, "lagEvents": lag_events}
+    def report(self, status: str, synced: dict[str, int], lag_events: int | None = None,
+               planned: list[str] | None = None) -> None:
+        """Records this node's status, the mirror revision it holds of each app, the
+        events it is behind (None: unknown) and the apps it planned ahead (a passive)."""
+        body = {"revisions": synced, "lagEvents": lag_events, "plannedApps": planned or []}
         values = {"status": status, "synced": json.dumps(body, sort_keys=True),
                   "at_ms": self._now}
         where = and_(STATES.c.group_id == self.group_id, STATES.c.node_id == self.node_id)
@@ -241,6 +242,7 @@ class NodeState:
     revisions: dict[str, int]
     lag_events: int | None
     at_ms: int
+    planned_apps: tuple[str, ...] = ()
 
 
 def node_states(conn: Connection, group_id: str) -> dict[str, NodeState]:
@@ -254,7 +256,8 @@ def node_states(conn: Connection, group_id: str) -> dict[str, NodeState]:
             body = {"revisions": body, "lagEvents": None}
         lag = body.get("lagEvents")
         states[node] = NodeState(status, {k: int(v) for k, v in body["revisions"].items()},
-                                 None if lag is None else int(lag), int(at_ms))
+                                 None if lag is None else int(lag), int(at_ms),
+                                 tuple(str(a) for a in body.get("plannedApps") or ()))
     return states
 
 
