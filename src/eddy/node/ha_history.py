@@ -54,10 +54,10 @@ class RoleHistory:
 
     def record(self, status: str, reason: str | None, epoch: int | None,
                holder: str | None) -> tuple[str, bool]:
-        """Notes the node's status; returns the reason (None: the last one's, when the
-        status is unchanged) and whether the status changed. A passive's new reason is
-        kept without counting as a change: the holder it follows was replaced, say, and
-        nothing else happened to this node."""
+        """Notes the node's status and why (``reason`` None: the last entry's, when the
+        status is the same); returns the reason used and whether the status changed. A
+        passive's new reason is kept without counting as a change: the holder it follows
+        was replaced, say, and nothing else happened to this node."""
         with self._lock:
             last = self._changes[-1] if self._changes else None
             if reason is None:
