@@ -4,12 +4,12 @@ The body is the node's :class:`~eddy.node.role.NodeRole` in camelCase — ``mode
 ``status``, ``clusterId``, ``nodeId``, ``epoch``, ``holder``, ``lastRenewalMs``, ``inSync``,
 ``lastSyncMs``, ``lagEvents``, ``reason`` — ``plannedApps``, the apps whose queries this
 passive has planned ahead (a takeover only starts them; an app not listed is still being
-warmed up, or cannot be, and a takeover plans it first: seconds more), and ``history``, every role change so far as
-``{atMs, status, epoch, holder, reason, lossMs, recoveredMs, firstOutputMs}`` (empty on a
-single node, which is always active); a takeover's ``lossMs`` is the previous holder's last
-renewal, ``recoveredMs`` when this node's apps had all become active and ``firstOutputMs``
-when its first outputs were on the bus: the failover's loss-to-ready and loss-to-output
-times.
+warmed up, or cannot be, and a takeover plans it first: seconds more), and ``history``,
+every role change so far as ``{atMs, status, epoch, holder, reason, lossMs, recoveredMs,
+firstOutputMs}`` (empty on a single node, which is always active); a takeover's
+``lossMs`` is the previous holder's last renewal, ``recoveredMs`` when this node's apps had
+all become active and ``firstOutputMs`` when its first outputs were on the bus: the
+failover's loss-to-ready and loss-to-output times.
 Times are epoch milliseconds; ``lastRenewalMs`` is the cluster database's clock.
 """
 

@@ -3,7 +3,8 @@ timeline of a group of nodes.
 
 The contract (JSON, camelCase): ``mode``, ``status``, ``clusterId``, ``nodeId``, ``epoch``,
 ``holder``, ``lastRenewalMs``, ``inSync``, ``lastSyncMs``, ``lagEvents``, ``reason``,
-``plannedApps`` (a passive's apps that a takeover only starts; optional) and ``history``: ``[{atMs, status, epoch, holder, reason, lossMs?, recoveredMs?,
+``plannedApps`` (a passive's apps that a takeover only starts; optional) and
+``history``: ``[{atMs, status, epoch, holder, reason, lossMs?, recoveredMs?,
 firstOutputMs?}]`` (a takeover's loss of the previous holder, the time its apps were active
 again and the time its first outputs were on the bus). A body that breaks it is an
 :class:`HaFormatError` naming the field, shown on the page instead of a guess.
