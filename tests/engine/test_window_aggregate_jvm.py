@@ -2,11 +2,12 @@
 (:mod:`eddy.engine.operators.window_aggregates.jvm`) against the per-event runtime.
 
 Random events — timestamps that tie and go back, null arguments, several groups, rows of
-another stream that only move the clock — through ``eddy.replay`` on Spark at micro-batches
+other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on Spark at micro-batches
 of 40 and all (so its state is written and read back between batches), for queries with and
 without a filter in front, grouped by an int, a string, two keys or nothing, ``time`` and
-``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` and plain
-attributes into current, expired or all events (the window's timer emitting expired events
+``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` (``sum`` of ints
+too: a long) and plain attributes, with and without ``having``, into current, expired or
+all events (the window's timer emitting expired events
 on rows of any stream), and beside a query the per-event runtime runs (Java and Python
 stateful operators in one streaming query), all of them in one app (one replay: the cost is
 in the micro-batches). The outputs must equal the runtime's, event for event and in order.
@@ -39,6 +40,7 @@ BATCH_SIZES = (40, 0)
 STREAMS = """@app:playback
 define stream T (dev long, room int, site string, temp double, ok bool);
 define stream Other (x int);
+define stream Big (v long);
 """
 APPS = {
     "filtered-by-room": """@info(name='q')
@@ -106,6 +108,31 @@ insert all events into O;""",
 from T#window.length(4)
 select sum(temp) as s, max(room) as r, ok
 insert expired events into O;""",
+    "int-sums-all-events": """@info(name='q')
+from T#window.length(3)
+select site, sum(room) as sr, sum(dev) as sd, avg(dev) as ad, count() as n
+group by site
+insert all events into O;""",
+    "having-by-room": """@info(name='q')
+from T[temp > 20.0]#window.time(1 sec)
+select room, count() as n, avg(temp) as a, sum(dev) as sd
+group by room
+having n >= 2 and a > 21.0
+insert into O;""",
+    "having-global-all-events": """@info(name='q')
+from T#window.time(500 milliseconds)
+select sum(room) as s, count() as n, site
+having n > 2 or site == 'a'
+insert all events into O;""",
+    "long-sums-wrap": """@info(name='q')
+from Big#window.length(2)
+select sum(v) as s, avg(v) as a, count() as n
+insert all events into O;""",
+    "having-every-event-expired": """@info(name='q')
+from T#window.length(3)
+select dev, temp, site
+having temp > 20.0 and not (site == 'b')
+insert expired events into O;""",
 }
 
 
@@ -119,6 +146,10 @@ def _events(seed: int, count: int = 90) -> list[dict[str, Any]]:
         if rng.random() < 0.1:
             events.append({"stream": "Other", "timestamp": when, "data": [i]})
             continue
+        if rng.random() < 0.1:  # sums that wrap, and removals in doubles that round
+            events.append({"stream": "Big", "timestamp": when, "data": [rng.choice(
+                (2**62, 2**63 - 1, -2**63, 2**53 + 1, 7, None))]})
+            continue
         temp = None if rng.random() < 0.1 else rng.choice((15.0, 20.5, 22.5, 30.25, 1e16))
         events.append({"stream": "T", "timestamp": when,
                        "data": [i, rng.randint(1, 3), rng.choice(("a", "b")), temp,
@@ -127,7 +158,7 @@ def _events(seed: int, count: int = 90) -> list[dict[str, Any]]:
 
 
 SCHEMAS = {"T": [["dev", "LONG"], ["room", "INT"], ["site", "STRING"], ["temp", "DOUBLE"],
-                 ["ok", "BOOL"]]}
+                 ["ok", "BOOL"]], "Big": [["v", "LONG"]]}
 
 
 def runtime_case(name: str, app: str, inputs: list[dict[str, Any]],

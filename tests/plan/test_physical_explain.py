@@ -85,3 +85,13 @@ def test_each_stateful_query_its_own_operator(capsys: pytest.CaptureFixture[str]
     out = _explain(capsys, str(HERE / "mixed_group.siddhi"))
     fused = "count-batch, runtime" if jvm else "count-batch, rise, runtime"
     assert f"fused: {fused} in one Spark stateful operator" in out
+
+
+def test_having_and_int_sums(capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``having`` over the selected attributes and ``sum`` of an int or long run in eddy's
+    Java operator where a JDK built it (no NumPy kernel keeps them); a ``having`` that calls
+    a function stays with the runtime."""
+    jvm = bridge_jar() is not None
+    window = ("jvm-window-aggregate" if jvm else "runtime", "one")
+    assert _choices("having_and_int_sums.siddhi", capsys) == {
+        "noisy": window, "latency-totals": window, "slow-services": ("runtime", "one")}

@@ -16,14 +16,13 @@ Used when the session has eddy's JVM classes (a machine with a JDK): the planner
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-from eddy.engine.operators.columnar_expressions import POSITION, Node
+from eddy.engine.operators.columnar_expressions import POSITION
 from eddy.engine.operators.columnar_operator import writer
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
@@ -33,10 +32,10 @@ from eddy.engine.operators.followed_by.matching import (
 )
 from eddy.engine.operators.followed_by.plan import FIRST, FollowedByPlan, FollowedBySpec
 from eddy.engine.operators.followed_by.spark import pattern_key, pattern_rows
+from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.spark.jvm_classes import java_schema, jvm_class
 from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
-from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
 OPERATOR = "eddy.ops.FollowedBy"
@@ -83,36 +82,10 @@ def operator_spec(spec: FollowedBySpec) -> dict[str, Any]:
             return 0, firsts.index(column)
         return 1, position[column]
 
-    def node(tree: Node) -> dict[str, Any]:
-        found: dict[str, Any] = {"op": tree.op, "type": tree.type.name,
-                                 "children": [node(child) for child in tree.children]}
-        if tree.operand is not None:
-            found["operand"] = tree.operand.name
-        if tree.op == "col":
-            found["side"], found["index"] = place(tree.value)
-        elif tree.op == "const":
-            found["value"] = _constant(tree.value, tree.type)
-        return found
-
     return {"within": spec.within,
             "firsts": [position[c] for c in firsts],
             "keys": [[firsts.index(a), position[b]] for a, b in spec.keys],
-            "residual": None if spec.residual is None else node(spec.residual),
+            "residual": None if spec.residual is None
+            else expression_json(spec.residual, place),
             "selected": [list(place(o.column)) for o in spec.selected]}
 
-
-def _constant(value: Any, kind: AttrType) -> str | None:
-    """A constant as the text Java parses back exactly (a double's shortest repr; Java's
-    names for the infinities and NaN)."""
-    if value is None:
-        return None
-    if kind is AttrType.DOUBLE:
-        number = float(value)
-        if math.isnan(number):
-            return "NaN"
-        if math.isinf(number):
-            return "Infinity" if number > 0 else "-Infinity"
-        return repr(number)
-    if kind is AttrType.BOOL:
-        return "true" if value else "false"
-    return str(int(value)) if kind in (AttrType.INT, AttrType.LONG) else str(value)

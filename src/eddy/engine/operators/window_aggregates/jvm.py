@@ -6,8 +6,8 @@ Python worker (Arrow out of the JVM and back), not by the kernel: the same windo
 as a Java ``flatMapGroupsWithState`` ran 3× faster. So the shapes those kernels run on one
 state key — ``#window.time(t)`` and ``#window.length(n)`` with ``avg``/``sum``/``count()``
 per group, filters in front, current, expired or all events out (the seed app's query-1)
-— and the same with ``max``/``min``, which no NumPy kernel keeps, run in eddy's own Java
-operator
+— and the same with ``max``/``min``, ``sum`` of ints and ``having``, which no NumPy kernel
+keeps, run in eddy's own Java operator
 (``engine/spark/jvm/src/eddy/ops/SlidingTimeAggregate.java``, compiled with eddy's other JVM
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
 :mod:`.sliding_time` and :mod:`.expiring` do. Its outputs go through the same writer columns
@@ -15,17 +15,19 @@ as the Python operator's, so nothing downstream can tell them apart.
 
 It is used when the session has eddy's JVM classes on its class path (a machine with a JDK);
 otherwise, and for every other window shape, the Python operator runs (and a query with
-``max``/``min`` is planned onto the per-event runtime: the planner's facts ask whether the
-classes are built).
+``max``/``min``, an int ``sum`` or ``having`` is planned onto the per-event runtime: the
+planner's facts ask whether the classes are built).
 """
 
 from __future__ import annotations
 
+import json
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, StructType
 
+from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, runs_in_jvm
 from eddy.engine.operators.window_aggregates.spark import (
@@ -39,6 +41,7 @@ from eddy.engine.operators.window_aggregates.spark import (
 )
 from eddy.engine.spark.jvm_classes import java_schema, jvm_class
 from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
+from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
 OPERATOR = "eddy.ops.SlidingTimeAggregate"
@@ -55,10 +58,15 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     spec = plan.spec
     rows = operator_rows(analyzed, plan, source, layout)
     plain = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
+    types = dict(zip(layout.columns(plan.stream),
+                     (a.type for a in layout.attributes(plan.stream))))
+    integral = "".join("l" if types[c] in (AttrType.INT, AttrType.LONG) else "d"
+                       for c in spec.argument_columns)
     laid_out = rows.select(
         SEQ, TS, EVENT, PASS, F.lit(0).cast("int").alias("_key"),
         *(F.col(c).alias(f"g{i}") for i, c in enumerate(spec.group_columns)),
-        *(F.col(c).cast("double").alias(f"a{i}") for i, c in enumerate(spec.argument_columns)),
+        *(F.col(c).cast("long" if kind == "l" else "double").alias(f"a{i}")
+          for i, (c, kind) in enumerate(zip(spec.argument_columns, integral))),
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)))
     current_only = spec.events == "current"
     emission = [] if current_only else [
@@ -68,9 +76,12 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                         emission + [StructField(f"o{i}", spark_type(out.type))
                                     for i, out in enumerate(spec.outputs)])
     spark = source.sparkSession
+    having = "" if spec.having is None else json.dumps(
+        expression_json(spec.having, lambda column: (0, int(column[1:]))))
     computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span,
-                              len(spec.group_columns), len(spec.argument_columns),
-                              ",".join(_kind(out, plain) for out in spec.outputs), java_schema(spark, output))
+                              len(spec.group_columns), integral,
+                              ",".join(_kind(out, plain) for out in spec.outputs), having,
+                              java_schema(spark, output))
     writer = output_writer(plan, one_per_input=current_only)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
 
@@ -82,4 +93,6 @@ def _kind(output: Output, plain: list[str]) -> str:
         return f"v{plain.index(output.column)}"
     if output.kind == "count":
         return "c"
+    if output.kind == "sum" and output.type is AttrType.LONG:
+        return f"l{output.argument}"
     return f"{_KINDS[output.kind]}{output.argument}"

@@ -2,12 +2,13 @@
 
 A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` (``n`` >= 1) or ``#window.timeBatch(t)`` with a selection of plain
-attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()`` (and, for eddy's
-Java operator, ``max``/``min`` of an int or double), optionally ``group by`` plain
-attributes that are not doubles, inserting into a stream — current events, or for the
-sliding windows also ``all events`` or ``expired events`` — with no ``having``, ``order
+attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally ``group
+by`` plain attributes that are not doubles, inserting into a stream — current events, or for
+the sliding windows also ``all events`` or ``expired events`` — with no ``having``, ``order
 by``, ``limit``/``offset`` or rate limiting, and no tables, named windows or aggregations in
-the app. Everything else stays in the per-event runtime.
+the app. eddy's Java operator (a sliding window) also keeps ``max``/``min`` of an int or
+double, ``sum`` of an int or long (a long, as the runtime sums it) and a ``having`` over the
+selected attributes. Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.spark.row_layout import InputLayout
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
@@ -56,7 +58,8 @@ class WindowSpec:
     ``window`` is ``time``, ``length`` or ``timeBatch``, ``span`` its length (ms, or events
     for ``length``); ``scheduler`` the window's scheduler number in the app (part of a
     timer-driven output's ``_order``); ``events`` what the query inserts: ``current``,
-    ``expired`` or ``all`` events."""
+    ``expired`` or ``all`` events; ``having`` the condition over the selected attributes
+    (column ``o<i>``: the i-th), only in eddy's Java operator."""
 
     window: str
     span: int
@@ -65,6 +68,7 @@ class WindowSpec:
     outputs: tuple[Output, ...]
     scheduler: int = 0
     events: str = "current"
+    having: Node | None = None
 
     @property
     def expiring(self) -> bool:
@@ -87,7 +91,8 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                           layout: InputLayout, *, jvm: bool = False) -> WindowPlan | None:
     """The plan when ``rest`` (the group's queries that are not native) is one query of the
     shape above, else None. ``jvm``: eddy's Java operator is there, so a ``time`` or
-    ``length`` window may also select ``max``/``min`` of an int or double."""
+    ``length`` window may also select ``max``/``min`` of an int or double and ``sum`` of an
+    int or long, and have a ``having``."""
     if len(rest) != 1 or analyzed.partitions:
         return None
     if any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
@@ -100,7 +105,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             and isinstance(query.output, ast.InsertIntoStream)
             and info.target_kind == "stream"
             and query.output.event_type in ("current", "expired", "all")
-            and query.output_rate is None and selector.having is None
+            and query.output_rate is None
             and not selector.order_by and selector.limit is None and selector.offset is None
             and selector.attributes is not None):
         return None
@@ -137,13 +142,18 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         return None  # double keys group by Double.equals (NaN, -0.0): left to the runtime
     arguments: list[str] = []
     outputs: list[Output] = []
-    extremes = jvm and window.name in JVM_WINDOWS
+    in_jvm = jvm and window.name in JVM_WINDOWS
     for item, attribute in zip(selector.attributes, info.outputs):
         output = _output(item.expression, attribute.name, column_of, types, arguments,
-                         extremes)
+                         in_jvm)
         if output is None or output.type is not attribute.type:
             return None
         outputs.append(output)
+    having = None
+    if selector.having is not None:
+        having = _having(analyzed, info, selector.having) if in_jvm else None
+        if having is None:
+            return None
     aggregates = any(o.kind != "var" for o in outputs)
     if window.name == "timeBatch" and not (aggregates or group_columns):
         return None  # every event of a batch goes out: a different selector path
@@ -153,7 +163,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
 
         scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
     spec = WindowSpec(window.name, span, tuple(c for c in group_columns if c is not None),
-                      tuple(arguments), tuple(outputs), scheduler, events)
+                      tuple(arguments), tuple(outputs), scheduler, events, having)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
@@ -164,8 +174,30 @@ def runs_in_jvm(plan: WindowPlan) -> bool:
     return plan.spec.window in JVM_WINDOWS
 
 
+def _having(analyzed: AnalyzedApp, info: QueryInfo, having: ast.Expression) -> Node | None:
+    """``having`` as a tree over the selected attributes (``o<i>``), or None when it reads
+    anything else (an input attribute that is not selected, an aggregate of its own, a
+    function): those the runtime keeps."""
+    selected = info.scope.with_outputs(info.outputs)
+    names = [attribute.name for attribute in info.outputs]
+
+    def column_of(var: ast.Variable) -> str | None:
+        try:
+            resolved = selected.resolve(var)
+        except Exception:  # noqa: BLE001 - anything unusual: leave it to the runtime
+            return None
+        if resolved.source.kind != "output":
+            return None
+        return f"o{names.index(resolved.attribute.name)}"
+
+    try:
+        return compile_columnar(having, analyzed.type_of, column_of)
+    except (NotColumnar, KeyError):
+        return None
+
+
 def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str, AttrType],
-            arguments: list[str], extremes: bool = False) -> Output | None:
+            arguments: list[str], in_jvm: bool = False) -> Output | None:
     assert callable(column_of)
     if isinstance(expr, ast.Variable):
         column = column_of(expr)
@@ -176,7 +208,7 @@ def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str,
         if expr.args and column_of(expr.args[0]) is None:
             return None
         return Output(name, AttrType.LONG, "count")
-    if extremes and expr.name in ("max", "min") and len(expr.args) == 1:
+    if in_jvm and expr.name in ("max", "min") and len(expr.args) == 1:
         column = column_of(expr.args[0])
         if column is None or types[column] not in _EXTREME_TYPES:
             return None
@@ -188,11 +220,15 @@ def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str,
     column = column_of(expr.args[0])
     if column is None:
         return None
-    if types[column] not in (_NUMERIC if expr.name == "avg" else (AttrType.DOUBLE,)):
-        return None  # sum of ints is a wrapping long removed in doubles: the runtime's
+    integral = expr.name == "sum" and types[column] in (AttrType.INT, AttrType.LONG)
+    if integral and not in_jvm:
+        return None  # a wrapping long removed in doubles: the Java operator's, or the runtime's
+    if types[column] not in _NUMERIC:
+        return None
     if column not in arguments:
         arguments.append(column)
-    return Output(name, AttrType.DOUBLE, expr.name, column, arguments.index(column))
+    return Output(name, AttrType.LONG if integral else AttrType.DOUBLE, expr.name, column,
+                  arguments.index(column))
 
 
 def _plain_filter(expr: ast.Expression) -> bool:

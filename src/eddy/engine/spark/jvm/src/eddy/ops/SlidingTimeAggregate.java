@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
@@ -30,9 +31,9 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A Siddhi {@code #window.time(t)} or {@code #window.length(n)} with {@code avg}/{@code sum}/
- * {@code count()}/{@code max}/{@code min} per group, current, expired or all events out, run
- * inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a Python worker: the
- * rows never cross into Python.
+ * {@code count()}/{@code max}/{@code min} per group, optionally {@code having}, current,
+ * expired or all events out, run inside the JVM (Spark's {@code flatMapGroupsWithState})
+ * instead of a Python worker: the rows never cross into Python.
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -44,7 +45,12 @@ import org.apache.spark.sql.types.StructType;
  * has no clock: a passing row that finds it full first pushes out its head. A null (or NaN)
  * argument changes no sum and no count but still yields an output; {@code count()} counts
  * the group's events in the window; a group whose sums, counts and size are back to zero is
- * forgotten, as the runtime's {@code canDestroy} does.
+ * forgotten, as the runtime's {@code canDestroy} does. {@code sum} of an int or long argument
+ * is a long as the runtime keeps it: it adds in wrapping {@code long} arithmetic and removes
+ * in doubles ({@code (long) ((double) sum - v)}, the overload the reference picks).
+ * {@code having} (an {@link Expression} over the selected values, side 0) is evaluated on
+ * every selected event with the values it goes out with; an event it rejects is not
+ * emitted, nor does it take its group's place in a chunk (the runtime's selector).
  *
  * <p>When expired events are outputs too ({@code insert all events}/{@code expired events})
  * an event must leave exactly when, and in the emission where, the runtime lets it go (as
@@ -62,16 +68,17 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Input row layout (positions): {@code _seq} long, {@code _ts} long, event (false: an
  * on-demand query row, refused), passes (boolean), the state key (int), then the group
- * columns, the arguments (as doubles) and the selected plain columns, in the order the
- * caller declares them. Output: {@code _seq}, {@code _ts}, (when expired events are outputs:
+ * columns, the arguments (doubles, or longs where {@code integral} says so) and the selected
+ * plain columns, in the order the caller declares them. Output: {@code _seq}, {@code _ts}, (when expired events are outputs:
  * {@code _i} the position in its emission, {@code _x} expired, {@code _timer} emitted by the
  * window's timer,) then one column per selected
  * attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c} the
  * count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the sum/average/maximum/minimum
- * of argument i; an extreme of an int argument goes out as an int).
+ * of argument i, {@code l<i>} the long sum of an integral argument i; an extreme of an int
+ * argument goes out as an int).
  *
  * <p>State, one binary value per state key: the clock, the largest passing timestamp, the
- * pending timers, each group's key, sums, counts and size, and the queue (with each event's
+ * pending timers, each group's key, sums, long sums, counts and size, and the queue (with each event's
  * selected values when expired events are outputs); written whole each micro-batch (the
  * window of one key).
  */
@@ -92,6 +99,13 @@ public final class SlidingTimeAggregate implements
     private final long span;
     private final int groups;
     private final int arguments;
+    /** Per argument: whether it is an int or long column (its row value a Long). */
+    private final boolean[] integralArgument;
+    /** Per argument: whether a long sum of it is selected (only then is it in the state, so
+     *  that the state of a query without one reads as it did before long sums). */
+    private final boolean[] longSummed;
+    /** The {@code having} condition over the selected values, or null. */
+    private final Expression having;
     /** Per selected attribute: its kind's letter, its index (column or argument), and
      *  whether it goes out as an int; parsed once, not per row. */
     private final char[] kinds;
@@ -99,14 +113,20 @@ public final class SlidingTimeAggregate implements
     private final boolean[] integral;
 
     private SlidingTimeAggregate(String window, String events, long span, int groups,
-                                 int arguments, String[] kinds, StructType output) {
+                                 String argumentTypes, String[] kinds, Expression having,
+                                 StructType output) {
         this.length = "length".equals(window);
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
         this.firstValue = expired ? 5 : 2;
         this.span = span;
         this.groups = groups;
-        this.arguments = arguments;
+        this.arguments = argumentTypes.length();
+        this.integralArgument = new boolean[arguments];
+        for (int i = 0; i < arguments; i++) {
+            integralArgument[i] = argumentTypes.charAt(i) == 'l';
+        }
+        this.having = having;
         this.kinds = new char[kinds.length];
         this.indexes = new int[kinds.length];
         this.integral = new boolean[kinds.length];
@@ -115,6 +135,12 @@ public final class SlidingTimeAggregate implements
             this.indexes[i] = kinds[i].length() > 1
                     ? Integer.parseInt(kinds[i].substring(1)) : -1;
             integral[i] = output.fields()[firstValue + i].dataType() instanceof IntegerType;
+        }
+        this.longSummed = new boolean[arguments];
+        for (int i = 0; i < kinds.length; i++) {
+            if (this.kinds[i] == 'l') {
+                longSummed[indexes[i]] = true;
+            }
         }
         int plain = 0;
         boolean aggregates = false;
@@ -131,14 +157,18 @@ public final class SlidingTimeAggregate implements
 
     /**
      * The outputs of {@code rows} (laid out as the class says) in {@code output}'s schema;
-     * {@code kinds} as a comma-separated list, {@code events} {@code current}, {@code expired}
-     * or {@code all}.
+     * {@code argumentTypes} one letter per argument ({@code d} a double, {@code l} an int or
+     * long), {@code kinds} as a comma-separated list, {@code events} {@code current},
+     * {@code expired} or {@code all}, {@code having} the condition's JSON or empty.
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
-                                     long span, int groups, int arguments, String kinds,
-                                     StructType output) {
+                                     long span, int groups, String argumentTypes, String kinds,
+                                     String having, StructType output) throws IOException {
+        Expression condition = having.isEmpty() ? null
+                : Expression.parse(new ObjectMapper().readTree(having));
         SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, groups,
-                arguments, kinds.isEmpty() ? new String[0] : kinds.split(","), output);
+                argumentTypes, kinds.isEmpty() ? new String[0] : kinds.split(","), condition,
+                output);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -153,6 +183,8 @@ public final class SlidingTimeAggregate implements
          *  {@link #NO_GROUP}: a plain value hashes and compares without a list's iterators. */
         final Object key;
         final double[] sums;
+        /** The long sums of the integral arguments (zero for the others). */
+        final long[] longSums;
         final long[] counts;
         final Extreme[] extremes;
         long size;
@@ -160,6 +192,7 @@ public final class SlidingTimeAggregate implements
         Group(Object key, int arguments, char[] kinds, int[] indexes) {
             this.key = key;
             this.sums = new double[arguments];
+            this.longSums = new long[arguments];
             this.counts = new long[arguments];
             this.extremes = new Extreme[kinds.length];
             for (int i = 0; i < kinds.length; i++) {
@@ -169,10 +202,11 @@ public final class SlidingTimeAggregate implements
             }
         }
 
-        void add(double[] values) {
+        void add(double[] values, long[] longs) {
             for (int i = 0; i < values.length; i++) {
                 if (!Double.isNaN(values[i])) {
                     sums[i] += values[i];
+                    longSums[i] += longs[i];  // wraps, as Java's long does
                     counts[i] += 1;
                 }
             }
@@ -188,6 +222,7 @@ public final class SlidingTimeAggregate implements
             for (int i = 0; i < values.length; i++) {
                 if (!Double.isNaN(values[i])) {
                     sums[i] -= values[i];
+                    longSums[i] = (long) ((double) longSums[i] - values[i]);
                     counts[i] -= 1;
                 }
             }
@@ -204,7 +239,7 @@ public final class SlidingTimeAggregate implements
                 return false;
             }
             for (int i = 0; i < sums.length; i++) {
-                if (counts[i] != 0 || sums[i] != 0.0) {
+                if (counts[i] != 0 || sums[i] != 0.0 || longSums[i] != 0) {
                     return false;
                 }
             }
@@ -301,6 +336,10 @@ public final class SlidingTimeAggregate implements
             if (leaving ? !expired : !current) {
                 return;
             }
+            Object[] values = selected(group, plain);
+            if (!passes(values)) {
+                return;
+            }
             Object key = everyEvent ? Integer.valueOf(outputs.size()) : group.key;
             Object[] emitted = outputs.get(key);  // a later event of the group replaces it
             if (emitted == null) {
@@ -310,9 +349,7 @@ public final class SlidingTimeAggregate implements
             emitted[0] = seq;
             emitted[1] = ts;
             emitted[3] = leaving;
-            for (int i = 0; i < kinds.length; i++) {
-                emitted[firstValue + i] = value(i, group, plain);
-            }
+            System.arraycopy(values, 0, emitted, firstValue, values.length);
         }
 
         void emitTo(List<Row> out, boolean timer) {
@@ -367,7 +404,9 @@ public final class SlidingTimeAggregate implements
                 emitted[2 + i] = kinds[i] == 'v' ? row.get(plainAt + indexes[i])
                         : value(i, group, null);
             }
-            out.add(RowFactory.create(emitted));
+            if (having == null || passesAt(emitted, 2)) {
+                out.add(RowFactory.create(emitted));
+            }
         }
         state.update(snapshot(window));
         return out.iterator();
@@ -422,16 +461,43 @@ public final class SlidingTimeAggregate implements
         chunk.select(entry.group, entry.plain, seq, window.clock, true);
     }
 
+    /** The selected values of an event of {@code group} as they go out now. */
+    private Object[] selected(Group group, Object[] plain) {
+        Object[] values = new Object[kinds.length];
+        for (int i = 0; i < kinds.length; i++) {
+            values[i] = value(i, group, plain);
+        }
+        return values;
+    }
+
+    private boolean passes(Object[] values) {
+        return having == null || Expression.truthy(having.evaluate(values, null));
+    }
+
+    /** {@link #passes} for selected values that start at {@code offset} of {@code row}. */
+    private boolean passesAt(Object[] row, int offset) {
+        Object[] values = new Object[kinds.length];
+        System.arraycopy(row, offset, values, 0, values.length);
+        return passes(values);
+    }
+
     /** The passing row enters the window; its group. */
     private Group enter(Window window, Row row, long ts, int argumentsAt, Object[] plain) {
         Group group = window.groups.computeIfAbsent(groupKey(i -> row.get(FIRST + i)),
                 k -> new Group(k, arguments, kinds, indexes));
         double[] values = new double[arguments];
+        long[] longs = new long[arguments];
         for (int i = 0; i < arguments; i++) {
-            values[i] = row.isNullAt(argumentsAt + i) ? Double.NaN
-                    : row.getDouble(argumentsAt + i);
+            if (row.isNullAt(argumentsAt + i)) {
+                values[i] = Double.NaN;
+            } else if (integralArgument[i]) {
+                longs[i] = row.getLong(argumentsAt + i);
+                values[i] = (double) longs[i];
+            } else {
+                values[i] = row.getDouble(argumentsAt + i);
+            }
         }
-        group.add(values);
+        group.add(values, longs);
         window.last = Math.max(window.last, ts);
         window.queue.addLast(new Entry(window.last, group, values, plain));
         return group;
@@ -457,6 +523,9 @@ public final class SlidingTimeAggregate implements
         }
         if (group.counts[index] == 0) {
             return null;
+        }
+        if (what == 'l') {
+            return group.longSums[index];
         }
         return what == 's' ? group.sums[index] : group.sums[index] / group.counts[index];
     }
@@ -511,6 +580,9 @@ public final class SlidingTimeAggregate implements
                 }
                 for (int i = 0; i < arguments; i++) {
                     out.writeDouble(group.sums[i]);
+                    if (longSummed[i]) {
+                        out.writeLong(group.longSums[i]);
+                    }
                     out.writeLong(group.counts[i]);
                 }
                 for (Extreme extreme : group.extremes) {
@@ -561,6 +633,9 @@ public final class SlidingTimeAggregate implements
                 Group group = new Group(key, arguments, kinds, indexes);
                 for (int i = 0; i < arguments; i++) {
                     group.sums[i] = in.readDouble();
+                    if (longSummed[i]) {
+                        group.longSums[i] = in.readLong();
+                    }
                     group.counts[i] = in.readLong();
                 }
                 for (Extreme extreme : group.extremes) {
