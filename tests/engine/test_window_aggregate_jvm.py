@@ -128,6 +128,30 @@ insert all events into O;""",
 from Big#window.length(2)
 select sum(v) as s, avg(v) as a, count() as n
 insert all events into O;""",
+    "external-time-by-site": """@info(name='q')
+from T[temp > 20.0]#window.externalTime(dev, 4)
+select site, sum(temp) as s, count() as n, max(room) as r
+group by site
+insert into O;""",
+    "external-time-all-events": """@info(name='q')
+from T#window.externalTime(dev, 3)
+select avg(temp) as a, sum(room) as sr, room, dev
+having sr > 3
+insert all events into O;""",
+    "external-time-expired-every-event": """@info(name='q')
+from T[ok == true]#window.externalTime(dev, 5)
+select dev, site
+insert expired events into O;""",
+    "no-window-by-room": """@info(name='q')
+from T[temp > 20.0]
+select room, sum(dev) as sd, avg(temp) as a, min(temp) as lo, count() as n
+group by room
+insert all events into O;""",
+    "no-window-global": """@info(name='q')
+from T
+select sum(room) as s, max(temp) as hi, site
+having s > 10
+insert into O;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site
@@ -152,7 +176,8 @@ def _events(seed: int, count: int = 90) -> list[dict[str, Any]]:
             continue
         temp = None if rng.random() < 0.1 else rng.choice((15.0, 20.5, 22.5, 30.25, 1e16))
         events.append({"stream": "T", "timestamp": when,
-                       "data": [i, rng.randint(1, 3), rng.choice(("a", "b")), temp,
+                       "data": [i - rng.choice((0, 0, 0, 5)),  # goes back: externalTime
+                                rng.randint(1, 3), rng.choice(("a", "b")), temp,
                                 rng.random() < 0.8]})
     return events
 

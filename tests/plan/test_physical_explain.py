@@ -87,11 +87,13 @@ def test_each_stateful_query_its_own_operator(capsys: pytest.CaptureFixture[str]
     assert f"fused: {fused} in one Spark stateful operator" in out
 
 
-def test_having_and_int_sums(capsys: pytest.CaptureFixture[str]) -> None:
-    """A ``having`` over the selected attributes and ``sum`` of an int or long run in eddy's
-    Java operator where a JDK built it (no NumPy kernel keeps them); a ``having`` that calls
-    a function stays with the runtime."""
+def test_java_window_shapes(capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``having`` over the selected attributes, ``sum`` of an int or long, an
+    ``externalTime`` window and no window at all run in eddy's Java operator where a JDK
+    built it (no NumPy kernel keeps them); a ``having`` that calls a function stays with the
+    runtime."""
     jvm = bridge_jar() is not None
     window = ("jvm-window-aggregate" if jvm else "runtime", "one")
-    assert _choices("having_and_int_sums.siddhi", capsys) == {
-        "noisy": window, "latency-totals": window, "slow-services": ("runtime", "one")}
+    assert _choices("java_window_shapes.siddhi", capsys) == {
+        "noisy": window, "latency-totals": window, "slow-services": ("runtime", "one"),
+        "running-errors": window, "last-minute-by-at": window}

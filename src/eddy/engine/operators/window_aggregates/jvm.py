@@ -67,7 +67,8 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *(F.col(c).alias(f"g{i}") for i, c in enumerate(spec.group_columns)),
         *(F.col(c).cast("long" if kind == "l" else "double").alias(f"a{i}")
           for i, (c, kind) in enumerate(zip(spec.argument_columns, integral))),
-        *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)))
+        *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)),
+        *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []))
     current_only = spec.events == "current"
     emission = [] if current_only else [
         StructField(POSITION, IntegerType()), StructField(EXPIRED, BooleanType()),

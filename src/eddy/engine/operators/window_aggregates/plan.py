@@ -6,14 +6,14 @@ attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, option
 by`` plain attributes that are not doubles, inserting into a stream — current events, or for
 the sliding windows also ``all events`` or ``expired events`` — with no ``having``, ``order
 by``, ``limit``/``offset`` or rate limiting, and no tables, named windows or aggregations in
-the app. eddy's Java operator (a sliding window) also keeps ``max``/``min`` of an int or
-double, ``sum`` of an int or long (a long, as the runtime sums it) and a ``having`` over the
-selected attributes. Everything else stays in the per-event runtime.
+the app. eddy's Java operator also runs ``#window.externalTime(a, t)`` and queries without a
+window, and (but for ``timeBatch``) keeps ``max``/``min`` of an int or double, ``sum`` of an
+int or long (a long, as the runtime sums it) and a ``having`` over the selected attributes. Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
@@ -32,8 +32,10 @@ SLIDING = ("time", "length")
 """Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
-JVM_WINDOWS = ("time", "length")
-"""Windows eddy's Java operator runs (one state key): :mod:`.jvm`."""
+JVM_ONLY = ("externalTime",)
+"""Windows only eddy's Java operator runs."""
+JVM_WINDOWS = ("time", "length", "none", *JVM_ONLY)
+"""Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
 _EXTREME_TYPES = (AttrType.INT, AttrType.DOUBLE)
 """Argument types of ``max``/``min`` the Java operator keeps exactly (as doubles)."""
 
@@ -55,11 +57,12 @@ class Output:
 class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
-    ``window`` is ``time``, ``length`` or ``timeBatch``, ``span`` its length (ms, or events
-    for ``length``); ``scheduler`` the window's scheduler number in the app (part of a
+    ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime`` or ``none`` (no
+    window), ``span`` its length (ms, or events for ``length``); ``scheduler`` the window's scheduler number in the app (part of a
     timer-driven output's ``_order``); ``events`` what the query inserts: ``current``,
     ``expired`` or ``all`` events; ``having`` the condition over the selected attributes
-    (column ``o<i>``: the i-th), only in eddy's Java operator."""
+    (column ``o<i>``: the i-th), only in eddy's Java operator; ``clock_column`` the
+    timestamp attribute of an ``externalTime`` window."""
 
     window: str
     span: int
@@ -69,6 +72,7 @@ class WindowSpec:
     scheduler: int = 0
     events: str = "current"
     having: Node | None = None
+    clock_column: str | None = None
 
     @property
     def expiring(self) -> bool:
@@ -110,20 +114,12 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             and selector.attributes is not None):
         return None
     stream = source.stream
-    if stream not in dict(layout.streams) or not source.handlers:
+    if stream not in dict(layout.streams):
         return None
-    *filters, window = source.handlers
-    if not (isinstance(window, ast.Window) and window.namespace is None
-            and window.name in WINDOWS and len(window.args) == 1
-            and all(isinstance(f, ast.Filter) and _plain_filter(f.expression) for f in filters)):
+    filters = list(source.handlers)
+    window = filters.pop() if filters and isinstance(filters[-1], ast.Window) else None
+    if not all(isinstance(f, ast.Filter) and _plain_filter(f.expression) for f in filters):
         return None
-    events = query.output.event_type
-    if events != "current" and window.name not in SLIDING:
-        return None
-    span = constant_value(window.args[0])
-    if not isinstance(span, int) or isinstance(span, bool) or \
-            (window.name != "time" and span <= 0):
-        return None  # a length(0) window resets the aggregates on every event
     columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))
     types = {c: a.type for c, a in zip(layout.columns(stream), layout.attributes(stream))}
 
@@ -137,12 +133,17 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         column = columns.get(name)
         return column if column is not None and types[column] in _PLAIN_TYPES else None
 
+    shape = _window_shape(window, query.output.event_type, column_of, types, jvm)
+    if shape is None:
+        return None
+    name, span, events, clock_column = shape
+
     group_columns = [column_of(v) for v in selector.group_by]
     if any(c is None or types[c] is AttrType.DOUBLE for c in group_columns):
         return None  # double keys group by Double.equals (NaN, -0.0): left to the runtime
     arguments: list[str] = []
     outputs: list[Output] = []
-    in_jvm = jvm and window.name in JVM_WINDOWS
+    in_jvm = jvm and name in JVM_WINDOWS
     for item, attribute in zip(selector.attributes, info.outputs):
         output = _output(item.expression, attribute.name, column_of, types, arguments,
                          in_jvm)
@@ -155,22 +156,51 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         if having is None:
             return None
     aggregates = any(o.kind != "var" for o in outputs)
-    if window.name == "timeBatch" and not (aggregates or group_columns):
+    if name == "timeBatch" and not (aggregates or group_columns):
         return None  # every event of a batch goes out: a different selector path
     scheduler = 0
-    if window.name != "length":
+    if name in ("time", "timeBatch"):  # the windows with timers
         from eddy.runtime.group import scheduler_order
 
         scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
-    spec = WindowSpec(window.name, span, tuple(c for c in group_columns if c is not None),
-                      tuple(arguments), tuple(outputs), scheduler, events, having)
+    spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
+                      tuple(arguments), tuple(outputs), scheduler, events, having,
+                      clock_column)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
 
+def _window_shape(window: ast.Window | None, events: str,
+                  column_of: Callable[[ast.Expression], str | None],
+                  types: dict[str, AttrType], jvm: bool
+                  ) -> tuple[str, int, str, str | None] | None:
+    """``(name, span, events, clock column)`` of a window an operator runs (``none`` and
+    events ``current`` for no window: nothing ever expires), or None."""
+    if window is None:
+        return ("none", 0, "current", None) if jvm and events != "expired" else None
+    if window.namespace is not None or window.name not in WINDOWS + (JVM_ONLY if jvm else ()):
+        return None
+    clock_column = None
+    if window.name == "externalTime":
+        if len(window.args) != 2:
+            return None
+        clock_column = column_of(window.args[0])
+        if clock_column is None or types[clock_column] is not AttrType.LONG:
+            return None
+    elif len(window.args) != 1:
+        return None
+    if events != "current" and window.name not in SLIDING + JVM_ONLY:
+        return None
+    span = constant_value(window.args[-1])
+    if not isinstance(span, int) or isinstance(span, bool) or \
+            (window.name in ("length", "timeBatch") and span <= 0):
+        return None  # a length(0) window resets the aggregates on every event
+    return window.name, span, events, clock_column
+
+
 def runs_in_jvm(plan: WindowPlan) -> bool:
-    """Whether eddy's Java operator takes ``plan``: a sliding ``time`` or ``length`` window
-    (on one state key: :mod:`.jvm`)."""
+    """Whether eddy's Java operator takes ``plan``: a sliding ``time``, ``length`` or
+    ``externalTime`` window, or none (on one state key: :mod:`.jvm`)."""
     return plan.spec.window in JVM_WINDOWS
 
 

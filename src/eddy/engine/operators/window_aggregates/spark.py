@@ -110,7 +110,8 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
 def needed_columns(spec: WindowSpec) -> list[str]:
     """The input columns an operator of ``spec`` reads besides the row's own fields."""
     return sorted({*spec.group_columns, *spec.argument_columns,
-                   *(o.column for o in spec.outputs if o.kind == "var" and o.column)})
+                   *(o.column for o in spec.outputs if o.kind == "var" and o.column),
+                   *([spec.clock_column] if spec.clock_column else [])})
 
 
 def output_writer(plan: WindowPlan, *, one_per_input: bool = False) -> Writer:

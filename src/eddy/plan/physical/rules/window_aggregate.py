@@ -5,11 +5,12 @@ group's input streams and no query of the group reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
 table, named window or aggregation, and the query is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
-``sum`` of a double and ``count()`` (``max``/``min`` too, in the Java operator) (optionally
-``group by`` non-double attributes) into a stream — current events, or for
-``time``/``length`` also all or expired events — with no ``having``, ``order by``, ``limit``
-or rate limit (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says
-whether it can).
+``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
+stream — current events, or for ``time``/``length`` also all or expired events — with no
+``having``, ``order by``, ``limit`` or rate limit; in the Java operator also
+``#window.externalTime(a, t)`` or no window, ``max``/``min``, ``sum`` of ints and a
+``having`` over the selected attributes (:mod:`eddy.engine.operators.window_aggregates`
+builds the kernel and says whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
@@ -17,7 +18,7 @@ group's input rows alone (other queries in other operators do not change them). 
 or ``length`` window on one key runs in eddy's Java operator
 (:mod:`eddy.engine.operators.window_aggregates.jvm`: the same steps, and no crossing into a
 Python worker) when eddy's JVM classes are built on this machine (the engine's facts say
-so); ``max``/``min``, which only that operator keeps, are taken only then. Its state is one
+so); what only that operator keeps is taken only then. Its state is one
 key, except a ``time`` window with ``group by``, current events only and no filter when
 every row carries its stream's clock: then hash buckets of the ``group by`` values, each
 bucket expiring by the stream's clock, not its own. (Expired events that are outputs leave
@@ -56,13 +57,13 @@ def apply(planning: Planning) -> None:
 def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     source = info.query.input
     assert isinstance(source, ast.SingleInputStream)
-    window = source.handlers[-1]
-    assert isinstance(window, ast.Window)
+    window = source.handlers[-1] if source.handlers else None
+    what = f"a #window.{window.name}" if isinstance(window, ast.Window) else "the events"
     output = info.query.output
     events = output.event_type if isinstance(output, ast.InsertIntoStream) else "current"
     planning.choose(QueryChoice(
         info.id, "jvm-window-aggregate", ONE_KEY, NAME,
-        f"it aggregates a #window.{window.name} of {source.stream} into {events} events: "
+        f"it aggregates {what} of {source.stream} into {events} events: "
         "eddy's Java operator, no crossing into Python"))
 
 

@@ -30,10 +30,12 @@ import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * A Siddhi {@code #window.time(t)} or {@code #window.length(n)} with {@code avg}/{@code sum}/
- * {@code count()}/{@code max}/{@code min} per group, optionally {@code having}, current,
- * expired or all events out, run inside the JVM (Spark's {@code flatMapGroupsWithState})
- * instead of a Python worker: the rows never cross into Python.
+ * A Siddhi {@code #window.time(t)}, {@code #window.length(n)} or
+ * {@code #window.externalTime(a, t)} — or no window at all (current events only) — with
+ * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} per group, optionally
+ * {@code having}, current, expired or all events out, run inside the JVM (Spark's
+ * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
+ * Python. (An {@code externalTime} window is described at {@link #externalStep}.)
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -68,18 +70,19 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Input row layout (positions): {@code _seq} long, {@code _ts} long, event (false: an
  * on-demand query row, refused), passes (boolean), the state key (int), then the group
- * columns, the arguments (doubles, or longs where {@code integral} says so) and the selected
- * plain columns, in the order the caller declares them. Output: {@code _seq}, {@code _ts}, (when expired events are outputs:
- * {@code _i} the position in its emission, {@code _x} expired, {@code _timer} emitted by the
- * window's timer,) then one column per selected
+ * columns, the arguments (doubles, or longs where {@code argumentTypes} says so) and the
+ * selected plain columns, in the order the caller declares them, then (an
+ * {@code externalTime} window) its timestamp attribute. Output: {@code _seq}, {@code _ts},
+ * (when expired events are outputs: {@code _i} the position in its emission, {@code _x}
+ * expired, {@code _timer} emitted by the window's timer,) then one column per selected
  * attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c} the
  * count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the sum/average/maximum/minimum
  * of argument i, {@code l<i>} the long sum of an integral argument i; an extreme of an int
  * argument goes out as an int).
  *
  * <p>State, one binary value per state key: the clock, the largest passing timestamp, the
- * pending timers, each group's key, sums, long sums, counts and size, and the queue (with each event's
- * selected values when expired events are outputs); written whole each micro-batch (the
+ * pending timers, each group's key, sums, long sums, counts and size, and the queue (with
+ * each event's selected values when expired events are outputs); written whole each micro-batch (the
  * window of one key).
  */
 public final class SlidingTimeAggregate implements
@@ -88,6 +91,10 @@ public final class SlidingTimeAggregate implements
     private static final int FIRST = 5;
 
     private final boolean length;
+    /** {@code externalTime}: the clock is a timestamp attribute (after the plain columns). */
+    private final boolean external;
+    /** No window: every passing event aggregates and none ever leaves (current events). */
+    private final boolean unbounded;
     /** Which events go out: current ones, expired ones, or both (when expired ones do, the
      *  window follows the runtime's timers and chunks: see the class comment). */
     private final boolean current;
@@ -116,6 +123,8 @@ public final class SlidingTimeAggregate implements
                                  String argumentTypes, String[] kinds, Expression having,
                                  StructType output) {
         this.length = "length".equals(window);
+        this.external = "externalTime".equals(window);
+        this.unbounded = "none".equals(window);
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
         this.firstValue = expired ? 5 : 2;
@@ -177,139 +186,16 @@ public final class SlidingTimeAggregate implements
     /** The key of the one group of a query without {@code group by}. */
     private static final Object NO_GROUP = List.of();
 
-    /** One group of the query's {@code group by}: its running sums and events. */
-    static final class Group {
-        /** Its {@code group by} value, a list of them when there are several, or
-         *  {@link #NO_GROUP}: a plain value hashes and compares without a list's iterators. */
-        final Object key;
-        final double[] sums;
-        /** The long sums of the integral arguments (zero for the others). */
-        final long[] longSums;
-        final long[] counts;
-        final Extreme[] extremes;
-        long size;
-
-        Group(Object key, int arguments, char[] kinds, int[] indexes) {
-            this.key = key;
-            this.sums = new double[arguments];
-            this.longSums = new long[arguments];
-            this.counts = new long[arguments];
-            this.extremes = new Extreme[kinds.length];
-            for (int i = 0; i < kinds.length; i++) {
-                if (kinds[i] == 'M' || kinds[i] == 'm') {
-                    extremes[i] = new Extreme(kinds[i] == 'M', indexes[i]);
-                }
-            }
-        }
-
-        void add(double[] values, long[] longs) {
-            for (int i = 0; i < values.length; i++) {
-                if (!Double.isNaN(values[i])) {
-                    sums[i] += values[i];
-                    longSums[i] += longs[i];  // wraps, as Java's long does
-                    counts[i] += 1;
-                }
-            }
-            for (Extreme extreme : extremes) {
-                if (extreme != null) {
-                    extreme.add(values[extreme.argument]);
-                }
-            }
-            size += 1;
-        }
-
-        void remove(double[] values) {
-            for (int i = 0; i < values.length; i++) {
-                if (!Double.isNaN(values[i])) {
-                    sums[i] -= values[i];
-                    longSums[i] = (long) ((double) longSums[i] - values[i]);
-                    counts[i] -= 1;
-                }
-            }
-            for (Extreme extreme : extremes) {
-                if (extreme != null) {
-                    extreme.remove(values[extreme.argument]);
-                }
-            }
-            size -= 1;
-        }
-
-        boolean fresh() {
-            if (size != 0) {
-                return false;
-            }
-            for (int i = 0; i < sums.length; i++) {
-                if (counts[i] != 0 || sums[i] != 0.0 || longSums[i] != 0) {
-                    return false;
-                }
-            }
-            for (Extreme extreme : extremes) {
-                if (extreme != null && !extreme.kept.isEmpty()) {
-                    return false;
-                }
-            }
-            return true;
-        }
-    }
-
-    /**
-     * {@code max}/{@code min} of one argument over a window, as the runtime keeps it (and
-     * the reference's sliding {@code MaxAttributeAggregator}): a monotonic queue of the
-     * values that can still become the extreme; a removal takes the first kept value equal
-     * to the leaving one ({@code Double.equals}), and the extreme is then the queue's head.
-     */
-    static final class Extreme {
-        final boolean max;
-        final int argument;
-        final ArrayDeque<Double> kept = new ArrayDeque<>();
-
-        Extreme(boolean max, int argument) {
-            this.max = max;
-            this.argument = argument;
-        }
-
-        private boolean worse(double kept, double value) {
-            return max ? kept < value : kept > value;
-        }
-
-        void add(double value) {
-            if (Double.isNaN(value)) {
-                return;
-            }
-            while (!kept.isEmpty() && worse(kept.peekLast(), value)) {
-                kept.pollLast();
-            }
-            kept.addLast(value);
-        }
-
-        void remove(double value) {
-            if (Double.isNaN(value)) {
-                return;
-            }
-            Iterator<Double> values = kept.iterator();
-            while (values.hasNext()) {
-                if (values.next().equals(value)) {
-                    values.remove();
-                    return;
-                }
-            }
-        }
-
-        Double value() {
-            return kept.peekFirst();
-        }
-    }
-
     /** An event in the window: {@code ts} is its {@code M} (see the class comment), which
      *  leaves exactly when its own timestamp would under the head-first rule. */
     static final class Entry {
         final long ts;
-        final Group group;
+        final WindowGroup group;
         final double[] values;
         /** Its selected plain values, kept only when expired events are outputs. */
         final Object[] plain;
 
-        Entry(long ts, Group group, double[] values, Object[] plain) {
+        Entry(long ts, WindowGroup group, double[] values, Object[] plain) {
             this.ts = ts;
             this.group = group;
             this.values = values;
@@ -322,7 +208,7 @@ public final class SlidingTimeAggregate implements
         long clock;
         long last = Long.MIN_VALUE;
         final ArrayDeque<Long> timers = new ArrayDeque<>();
-        final Map<Object, Group> groups = new HashMap<>();
+        final Map<Object, WindowGroup> groups = new HashMap<>();
         final ArrayDeque<Entry> queue = new ArrayDeque<>();
     }
 
@@ -332,7 +218,7 @@ public final class SlidingTimeAggregate implements
     final class Chunk {
         final Map<Object, Object[]> outputs = new LinkedHashMap<>();
 
-        void select(Group group, Object[] plain, long seq, long ts, boolean leaving) {
+        void select(WindowGroup group, Object[] plain, long seq, long ts, boolean leaving) {
             if (leaving ? !expired : !current) {
                 return;
             }
@@ -379,6 +265,10 @@ public final class SlidingTimeAggregate implements
                         + "operator does not keep");
             }
             long ts = row.getLong(1);
+            if (external) {
+                externalStep(window, chunk, row, ts, out, argumentsAt, plainAt);
+                continue;
+            }
             boolean late = ts < window.clock;
             window.clock = Math.max(window.clock, ts);
             if (expired) {
@@ -396,20 +286,71 @@ public final class SlidingTimeAggregate implements
             if (length && window.queue.size() >= span) {  // the new event pushes out the head
                 remove(window, window.queue.pollFirst());
             }
-            Group group = enter(window, row, ts, argumentsAt, null);
-            Object[] emitted = new Object[2 + kinds.length];
-            emitted[0] = row.getLong(0);
-            emitted[1] = ts;
-            for (int i = 0; i < kinds.length; i++) {
-                emitted[2 + i] = kinds[i] == 'v' ? row.get(plainAt + indexes[i])
-                        : value(i, group, null);
-            }
-            if (having == null || passesAt(emitted, 2)) {
-                out.add(RowFactory.create(emitted));
-            }
+            window.last = Math.max(window.last, ts);
+            WindowGroup group = enter(window, row, window.last, argumentsAt, null);
+            emitCurrent(row, group, ts, out, plainAt);
         }
         state.update(snapshot(window));
         return out.iterator();
+    }
+
+    /** A passing row's own output when only current events go out (unless the
+     *  {@code having} rejects it). */
+    private void emitCurrent(Row row, WindowGroup group, long ts, List<Row> out, int plainAt) {
+        Object[] emitted = new Object[2 + kinds.length];
+        emitted[0] = row.getLong(0);
+        emitted[1] = ts;
+        for (int i = 0; i < kinds.length; i++) {
+            emitted[2 + i] = kinds[i] == 'v' ? row.get(plainAt + indexes[i])
+                    : value(i, group, null);
+        }
+        if (having == null || passesAt(emitted, 2)) {
+            out.add(RowFactory.create(emitted));
+        }
+    }
+
+    /**
+     * One row of an {@code externalTime(attribute, t)} window, as the runtime runs it: only
+     * a passing row reaches the window; its timestamp attribute is the clock (it may go
+     * back), the heads with an attribute at most {@code clock - t} leave (the head first),
+     * as expired events stamped with the clock, then the row enters; no timers.
+     */
+    private void externalStep(Window window, Chunk chunk, Row row, long ts, List<Row> out,
+                              int argumentsAt, int plainAt) {
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        int clockAt = plainAt + plains;
+        if (row.isNullAt(clockAt)) {
+            throw new IllegalStateException("#window.externalTime: an event without a value "
+                    + "of its timestamp attribute");
+        }
+        long now = row.getLong(clockAt);
+        long seq = row.getLong(0);
+        window.clock = now;
+        while (!window.queue.isEmpty() && window.queue.peekFirst().ts - now + span <= 0) {
+            if (expired) {
+                leave(window, chunk, seq);
+            } else {
+                remove(window, window.queue.pollFirst());
+            }
+        }
+        Object[] plain = expired ? plainValues(row, plainAt) : null;
+        WindowGroup group = enter(window, row, now, argumentsAt, plain);
+        if (expired) {
+            chunk.select(group, plain, seq, ts, false);
+            chunk.emitTo(out, false);
+        } else {
+            emitCurrent(row, group, ts, out, plainAt);
+        }
+    }
+
+    private Object[] plainValues(Row row, int plainAt) {
+        Object[] plain = new Object[plains];
+        for (int i = 0; i < plains; i++) {
+            plain[i] = row.get(plainAt + i);
+        }
+        return plain;
     }
 
     /** One row when expired events are outputs: the timer's emission, then the row's. */
@@ -435,14 +376,12 @@ public final class SlidingTimeAggregate implements
         } else if (window.queue.size() >= span) {
             leave(window, chunk, seq);
         }
-        Object[] plain = new Object[plains];
-        for (int i = 0; i < plains; i++) {
-            plain[i] = row.get(plainAt + i);
-        }
+        Object[] plain = plainValues(row, plainAt);
         if (!length && ts > window.last) {
             window.timers.addLast(ts + span);
         }
-        Group group = enter(window, row, ts, argumentsAt, plain);
+        window.last = Math.max(window.last, ts);
+        WindowGroup group = enter(window, row, window.last, argumentsAt, plain);
         chunk.select(group, plain, seq, ts, false);
         chunk.emitTo(out, false);
     }
@@ -462,7 +401,7 @@ public final class SlidingTimeAggregate implements
     }
 
     /** The selected values of an event of {@code group} as they go out now. */
-    private Object[] selected(Group group, Object[] plain) {
+    private Object[] selected(WindowGroup group, Object[] plain) {
         Object[] values = new Object[kinds.length];
         for (int i = 0; i < kinds.length; i++) {
             values[i] = value(i, group, plain);
@@ -481,10 +420,12 @@ public final class SlidingTimeAggregate implements
         return passes(values);
     }
 
-    /** The passing row enters the window; its group. */
-    private Group enter(Window window, Row row, long ts, int argumentsAt, Object[] plain) {
-        Group group = window.groups.computeIfAbsent(groupKey(i -> row.get(FIRST + i)),
-                k -> new Group(k, arguments, kinds, indexes));
+    /** The passing row enters the window, to leave by {@code due} (its {@code M}, or its
+     *  timestamp attribute; without a window it never leaves); its group. */
+    private WindowGroup enter(Window window, Row row, long due, int argumentsAt,
+                              Object[] plain) {
+        WindowGroup group = window.groups.computeIfAbsent(groupKey(i -> row.get(FIRST + i)),
+                k -> new WindowGroup(k, arguments, kinds, indexes));
         double[] values = new double[arguments];
         long[] longs = new long[arguments];
         for (int i = 0; i < arguments; i++) {
@@ -498,14 +439,15 @@ public final class SlidingTimeAggregate implements
             }
         }
         group.add(values, longs);
-        window.last = Math.max(window.last, ts);
-        window.queue.addLast(new Entry(window.last, group, values, plain));
+        if (!unbounded) {
+            window.queue.addLast(new Entry(due, group, values, plain));
+        }
         return group;
     }
 
     /** Selected attribute {@code output} of {@code group} as it is now ({@code plain}: the
      *  event's selected plain values). */
-    private Object value(int output, Group group, Object[] plain) {
+    private Object value(int output, WindowGroup group, Object[] plain) {
         char what = kinds[output];
         if (what == 'c') {
             return group.size;
@@ -552,7 +494,7 @@ public final class SlidingTimeAggregate implements
     }
 
     private static void remove(Window window, Entry entry) {
-        Group group = entry.group;
+        WindowGroup group = entry.group;
         group.remove(entry.values);
         if (group.fresh()) {
             window.groups.remove(group.key);
@@ -570,10 +512,10 @@ public final class SlidingTimeAggregate implements
             for (long due : window.timers) {
                 out.writeLong(due);
             }
-            Map<Group, Integer> numbers = new HashMap<>();
-            List<Group> live = new ArrayList<>(window.groups.values());
+            Map<WindowGroup, Integer> numbers = new HashMap<>();
+            List<WindowGroup> live = new ArrayList<>(window.groups.values());
             out.writeInt(live.size());
-            for (Group group : live) {
+            for (WindowGroup group : live) {
                 numbers.put(group, numbers.size());
                 for (Object value : keyParts(group.key)) {
                     StateValues.write(out, value);
@@ -585,7 +527,7 @@ public final class SlidingTimeAggregate implements
                     }
                     out.writeLong(group.counts[i]);
                 }
-                for (Extreme extreme : group.extremes) {
+                for (WindowGroup.Extreme extreme : group.extremes) {
                     if (extreme != null) {
                         out.writeInt(extreme.kept.size());
                         for (double value : extreme.kept) {
@@ -623,14 +565,14 @@ public final class SlidingTimeAggregate implements
                 window.timers.addLast(in.readLong());
             }
             int count = in.readInt();
-            List<Group> numbered = new ArrayList<>(count);
+            List<WindowGroup> numbered = new ArrayList<>(count);
             for (int g = 0; g < count; g++) {
                 Object[] parts = new Object[groups];
                 for (int i = 0; i < groups; i++) {
                     parts[i] = StateValues.read(in);
                 }
                 Object key = groupKey(i -> parts[i]);
-                Group group = new Group(key, arguments, kinds, indexes);
+                WindowGroup group = new WindowGroup(key, arguments, kinds, indexes);
                 for (int i = 0; i < arguments; i++) {
                     group.sums[i] = in.readDouble();
                     if (longSummed[i]) {
@@ -638,7 +580,7 @@ public final class SlidingTimeAggregate implements
                     }
                     group.counts[i] = in.readLong();
                 }
-                for (Extreme extreme : group.extremes) {
+                for (WindowGroup.Extreme extreme : group.extremes) {
                     if (extreme != null) {
                         for (int k = in.readInt(); k > 0; k--) {
                             extreme.kept.addLast(in.readDouble());
@@ -652,7 +594,7 @@ public final class SlidingTimeAggregate implements
             int queued = in.readInt();
             for (int q = 0; q < queued; q++) {
                 long ts = in.readLong();
-                Group group = numbered.get(in.readInt());
+                WindowGroup group = numbered.get(in.readInt());
                 double[] values = new double[arguments];
                 for (int i = 0; i < arguments; i++) {
                     values[i] = in.readDouble();
