@@ -27,6 +27,9 @@ Apps:
 - ``two-windows``: ``#window.time(1 min)`` avg by room and ``#window.length(100)`` max by
   room;
 - ``filtered-window``: ``TempStream[temp > 20]#window.time(1 min)`` avg by room.
+- ``hot-rooms``: ``#window.time(1 min)`` avg and count by room ``having avgTemp > 32.0``;
+- ``device-totals``: no window, per device (5,000) a running count, ``max(temp)`` and
+  ``sum(roomNo)`` (a long).
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -106,9 +109,20 @@ select roomNo, max(temp) as maxTemp group by roomNo insert into MaxStream;
 @info(name = 'hot-avg') from TempStream[temp > 20]#window.time(1 min)
 select roomNo, avg(temp) as avgTemp group by roomNo insert into HotAvgStream;
 """,
+    "hot-rooms": "@app:name('HotRooms')\n" + TEMP + """
+@info(name = 'hot-rooms') from TempStream#window.time(1 min)
+select roomNo, avg(temp) as avgTemp, count() as readings group by roomNo
+having avgTemp > 32.0 insert into HotRoomStream;
+""",
+    "device-totals": "@app:name('DeviceTotals')\n" + TEMP + """
+@info(name = 'device-totals') from TempStream
+select deviceID, count() as readings, max(temp) as maxTemp, sum(roomNo) as roomSum
+group by deviceID insert into DeviceTotalStream;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
-                                  "two-windows": 400_000, "filtered-window": 500_000}
+                                  "two-windows": 400_000, "filtered-window": 500_000,
+                                  "hot-rooms": None, "device-totals": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
