@@ -2,17 +2,17 @@
 (:mod:`eddy.engine.operators.window_aggregates.jvm`) against the per-event runtime.
 
 Random events — timestamps that tie and go back, null arguments, several groups, rows of
-other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on Spark at micro-batches
-of 40 and all (so its state is written and read back between batches), for queries with and
-without a filter in front, grouped by an int, a string, two keys or nothing, ``time`` and
-``length`` windows selecting ``avg``/``sum``/``count()``/``max``/``min`` (``sum`` of ints
+other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on
+Spark at micro-batches of 40 and all (so its state is written and read back between
+batches), for queries with and without a filter in front, grouped by an int, a string, two
+keys or nothing, ``time``, ``length`` and ``externalTime`` windows (on an attribute that
+goes back) or none, selecting ``avg``/``sum``/``count()``/``max``/``min`` (``sum`` of ints
 too: a long) and plain attributes, with and without ``having``, into current, expired or
-all events (the window's timer emitting expired events
-on rows of any stream), and beside a query the per-event runtime runs (Java and Python
-stateful operators in one streaming query), all of them in one app (one replay: the cost is
-in the micro-batches). The outputs must equal the runtime's, event for event and in order.
-A second test checks that the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not
-a Python worker.
+all events (the window's timer emitting expired events on rows of any stream), and beside a
+query the per-event runtime runs (Java and Python stateful operators in one streaming
+query), all of them in one app (one replay: the cost is in the micro-batches). The outputs
+must equal the runtime's, event for event and in order. A second test checks that the plan
+Spark runs is the JVM's ``flatMapGroupsWithState``, not a Python worker.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ the sliding windows also ``all events`` or ``expired events`` — with no ``havi
 by``, ``limit``/``offset`` or rate limiting, and no tables, named windows or aggregations in
 the app. eddy's Java operator also runs ``#window.externalTime(a, t)`` and queries without a
 window, and (but for ``timeBatch``) keeps ``max``/``min`` of an int or double, ``sum`` of an
-int or long (a long, as the runtime sums it) and a ``having`` over the selected attributes. Everything else stays in the per-event runtime.
+int or long (a long, as the runtime sums it) and a ``having`` over the selected attributes.
+Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -58,11 +59,11 @@ class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
     ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime`` or ``none`` (no
-    window), ``span`` its length (ms, or events for ``length``); ``scheduler`` the window's scheduler number in the app (part of a
-    timer-driven output's ``_order``); ``events`` what the query inserts: ``current``,
-    ``expired`` or ``all`` events; ``having`` the condition over the selected attributes
-    (column ``o<i>``: the i-th), only in eddy's Java operator; ``clock_column`` the
-    timestamp attribute of an ``externalTime`` window."""
+    window), ``span`` its length (ms, or events for ``length``); ``scheduler`` the window's
+    scheduler number in the app (part of a timer-driven output's ``_order``); ``events``
+    what the query inserts: ``current``, ``expired`` or ``all`` events; ``having`` the
+    condition over the selected attributes (column ``o<i>``: the i-th), only in eddy's Java
+    operator; ``clock_column`` the timestamp attribute of an ``externalTime`` window."""
 
     window: str
     span: int
@@ -117,7 +118,10 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if stream not in dict(layout.streams):
         return None
     filters = list(source.handlers)
-    window = filters.pop() if filters and isinstance(filters[-1], ast.Window) else None
+    last = filters[-1] if filters else None
+    window = last if isinstance(last, ast.Window) else None
+    if window is not None:
+        filters.pop()
     if not all(isinstance(f, ast.Filter) and _plain_filter(f.expression) for f in filters):
         return None
     columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))

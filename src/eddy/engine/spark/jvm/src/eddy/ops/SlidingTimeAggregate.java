@@ -82,8 +82,8 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>State, one binary value per state key: the clock, the largest passing timestamp, the
  * pending timers, each group's key, sums, long sums, counts and size, and the queue (with
- * each event's selected values when expired events are outputs); written whole each micro-batch (the
- * window of one key).
+ * each event's selected values when expired events are outputs); written whole each
+ * micro-batch (the window of one key).
  */
 public final class SlidingTimeAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
