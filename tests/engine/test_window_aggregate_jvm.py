@@ -5,14 +5,15 @@ Random events — timestamps that tie and go back, null arguments, several group
 other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on
 Spark at micro-batches of 40 and all (so its state is written and read back between
 batches), for queries with and without a filter in front, grouped by an int, a string, two
-keys or nothing, ``time``, ``length`` and ``externalTime`` windows (on an attribute that
-goes back) or none, selecting ``avg``/``sum``/``count()``/``max``/``min`` (``sum`` of ints
-too: a long) and plain attributes, with and without ``having``, into current, expired or
-all events (the window's timer emitting expired events on rows of any stream), and beside a
-query the per-event runtime runs (Java and Python stateful operators in one streaming
-query), all of them in one app (one replay: the cost is in the micro-batches). The outputs
-must equal the runtime's, event for event and in order. A second test checks that the plan
-Spark runs is the JVM's ``flatMapGroupsWithState``, not a Python worker.
+keys or nothing, ``time``, ``length``, ``externalTime`` (on an attribute that goes back)
+and ``lengthBatch`` windows or none, selecting ``avg``/``sum``/``count()``/``max``/``min``
+(``sum`` of ints too: a long) and plain attributes, with and without ``having``, into
+current, expired or all events (the window's timer emitting expired events on rows of any
+stream), and beside a query the per-event runtime runs (Java and Python stateful operators
+in one streaming query), all of them in one app (one replay: the cost is in the
+micro-batches). The outputs must equal the runtime's, event for event and in order. A
+second test checks that the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not a
+Python worker.
 """
 
 from __future__ import annotations
@@ -152,6 +153,20 @@ from T
 select sum(room) as s, max(temp) as hi, site
 having s > 10
 insert into O;""",
+    "length-batch-by-site": """@info(name='q')
+from T[temp > 20.0]#window.lengthBatch(4)
+select site, sum(temp) as s, count() as n, max(room) as r
+group by site
+insert into O;""",
+    "length-batch-all-events": """@info(name='q')
+from T#window.lengthBatch(3)
+select avg(temp) as a, sum(dev) as sd, room
+insert all events into O;""",
+    "length-batch-expired-every-event": """@info(name='q')
+from T#window.lengthBatch(2)
+select dev, site
+having site == 'a'
+insert expired events into O;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site

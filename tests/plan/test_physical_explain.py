@@ -89,11 +89,12 @@ def test_each_stateful_query_its_own_operator(capsys: pytest.CaptureFixture[str]
 
 def test_java_window_shapes(capsys: pytest.CaptureFixture[str]) -> None:
     """A ``having`` over the selected attributes, ``sum`` of an int or long, an
-    ``externalTime`` window and no window at all run in eddy's Java operator where a JDK
-    built it (no NumPy kernel keeps them); a ``having`` that calls a function stays with the
-    runtime."""
+    ``externalTime`` window, a ``lengthBatch`` and no window at all run in eddy's Java
+    operator where a JDK built it (no NumPy kernel keeps them); a ``having`` that calls a
+    function stays with the runtime."""
     jvm = bridge_jar() is not None
     window = ("jvm-window-aggregate" if jvm else "runtime", "one")
     assert _choices("java_window_shapes.siddhi", capsys) == {
         "noisy": window, "latency-totals": window, "slow-services": ("runtime", "one"),
-        "running-errors": window, "last-minute-by-at": window}
+        "running-errors": window, "last-minute-by-at": window,
+        "batches-of-ten": window}

@@ -6,7 +6,9 @@ on the driver at the same time when several queries run:
 
 - the DAG scheduler serialises it into each task of every query reading the source;
 - ``PythonStreamingSourceRunner.init()`` (Spark 4.x), run whenever a query starts, ``put``s
-  three keys into it.
+  four keys into it (``SPARK_PYTHON_RUNTIME`` since Spark 4.1; missing it here left the race
+  open: the first query start added that key while a concurrent query's task was being
+  serialised, and the task failed).
 
 The first ``put`` of a new key changes the map's structure. If that happens while another
 query's task is being serialised, the map is written with a size that disagrees with its
@@ -23,8 +25,10 @@ import threading
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource
 
-# What PythonStreamingSourceRunner.init() and PythonPlannerRunner set in a source's env.
-RUNNER_ENV_KEYS = ("SPARK_LOCAL_DIRS", "SPARK_AUTH_SOCKET_TIMEOUT", "SPARK_BUFFER_SIZE")
+# What PythonStreamingSourceRunner.init() puts into a source's shared env (PythonPlannerRunner
+# puts its keys into a copy).
+RUNNER_ENV_KEYS = ("SPARK_LOCAL_DIRS", "SPARK_AUTH_SOCKET_TIMEOUT", "SPARK_BUFFER_SIZE",
+                   "SPARK_PYTHON_RUNTIME")
 
 _lock = threading.Lock()
 
@@ -54,4 +58,5 @@ def runner_env(spark: SparkSession) -> dict[str, str]:
         conf.get("spark.python.authenticate.socketTimeout", "15s"))
     return {"SPARK_LOCAL_DIRS": ",".join(local_dirs),
             "SPARK_AUTH_SOCKET_TIMEOUT": str(timeout),
-            "SPARK_BUFFER_SIZE": str(conf.get("spark.buffer.size", "65536"))}
+            "SPARK_BUFFER_SIZE": str(conf.get("spark.buffer.size", "65536")),
+            "SPARK_PYTHON_RUNTIME": "PYTHON_WORKER"}

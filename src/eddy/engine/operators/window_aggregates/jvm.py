@@ -69,8 +69,9 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
           for i, (c, kind) in enumerate(zip(spec.argument_columns, integral))),
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)),
         *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []))
-    current_only = spec.events == "current"
-    emission = [] if current_only else [
+    # one current event per passing input, or emissions (chunks: expired events, a batch)
+    one_per_input = spec.events == "current" and spec.window != "lengthBatch"
+    emission = [] if one_per_input else [
         StructField(POSITION, IntegerType()), StructField(EXPIRED, BooleanType()),
         StructField(TIMER, BooleanType())]
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType())] +
@@ -83,7 +84,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                               len(spec.group_columns), integral,
                               ",".join(_kind(out, plain) for out in spec.outputs), having,
                               java_schema(spark, output))
-    writer = output_writer(plan, one_per_input=current_only)
+    writer = output_writer(plan, one_per_input=one_per_input)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
 
 

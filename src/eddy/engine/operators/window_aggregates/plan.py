@@ -2,13 +2,14 @@
 
 A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` (``n`` >= 1) or ``#window.timeBatch(t)`` with a selection of plain
-attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally ``group
-by`` plain attributes that are not doubles, inserting into a stream — current events, or for
-the sliding windows also ``all events`` or ``expired events`` — with no ``having``, ``order
-by``, ``limit``/``offset`` or rate limiting, and no tables, named windows or aggregations in
-the app. eddy's Java operator also runs ``#window.externalTime(a, t)`` and queries without a
-window, and (but for ``timeBatch``) keeps ``max``/``min`` of an int or double, ``sum`` of an
-int or long (a long, as the runtime sums it) and a ``having`` over the selected attributes.
+attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally
+``group by`` plain attributes that are not doubles, inserting into a stream — current
+events, or for the sliding windows also ``all events`` or ``expired events`` — with no
+``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
+windows or aggregations in the app. eddy's Java operator also runs
+``#window.externalTime(a, t)``, ``#window.lengthBatch(n)`` and queries without a window,
+and (but for ``timeBatch``) keeps ``max``/``min`` of an int or double, ``sum`` of an int or
+long (a long, as the runtime sums it) and a ``having`` over the selected attributes.
 Everything else stays in the per-event runtime.
 """
 
@@ -33,7 +34,7 @@ SLIDING = ("time", "length")
 """Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
-JVM_ONLY = ("externalTime",)
+JVM_ONLY = ("externalTime", "lengthBatch")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
@@ -58,12 +59,13 @@ class Output:
 class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
-    ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime`` or ``none`` (no
-    window), ``span`` its length (ms, or events for ``length``); ``scheduler`` the window's
-    scheduler number in the app (part of a timer-driven output's ``_order``); ``events``
-    what the query inserts: ``current``, ``expired`` or ``all`` events; ``having`` the
-    condition over the selected attributes (column ``o<i>``: the i-th), only in eddy's Java
-    operator; ``clock_column`` the timestamp attribute of an ``externalTime`` window."""
+    ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime``, ``lengthBatch`` or
+    ``none`` (no window), ``span`` its length (ms, or events for ``length``); ``scheduler``
+    the window's scheduler number in the app (part of a timer-driven output's ``_order``);
+    ``events`` what the query inserts: ``current``, ``expired`` or ``all`` events;
+    ``having`` the condition over the selected attributes (column ``o<i>``: the i-th), only
+    in eddy's Java operator; ``clock_column`` the timestamp attribute of an
+    ``externalTime`` window."""
 
     window: str
     span: int
@@ -79,7 +81,7 @@ class WindowSpec:
     def expiring(self) -> bool:
         """Whether :mod:`.expiring` runs it (else :mod:`.sliding_time` or
         :mod:`.time_batch`): expired events are outputs, or the window counts events."""
-        return self.window == "length" or self.events != "current"
+        return self.window in ("length", "lengthBatch") or self.events != "current"
 
 
 @dataclass(frozen=True)
@@ -197,14 +199,14 @@ def _window_shape(window: ast.Window | None, events: str,
         return None
     span = constant_value(window.args[-1])
     if not isinstance(span, int) or isinstance(span, bool) or \
-            (window.name in ("length", "timeBatch") and span <= 0):
+            (window.name in ("length", "timeBatch", "lengthBatch") and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
     return window.name, span, events, clock_column
 
 
 def runs_in_jvm(plan: WindowPlan) -> bool:
     """Whether eddy's Java operator takes ``plan``: a sliding ``time``, ``length`` or
-    ``externalTime`` window, or none (on one state key: :mod:`.jvm`)."""
+    ``externalTime`` window, a ``lengthBatch`` or none (on one state key: :mod:`.jvm`)."""
     return plan.spec.window in JVM_WINDOWS
 
 

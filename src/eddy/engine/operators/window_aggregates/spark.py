@@ -117,8 +117,9 @@ def needed_columns(spec: WindowSpec) -> list[str]:
 def output_writer(plan: WindowPlan, *, one_per_input: bool = False) -> Writer:
     """The writer's columns of one output of ``plan``'s operator (``_seq``, ``_ts``,
     (``_i``,) (``_x``, ``_timer``,) ``o<i>``): its ``_order`` and the selected values as
-    the value columns the writer routes. ``one_per_input``: the operator emits one current event per
-    passing input and nothing else (``_seq``, ``_ts``, ``o<i>``: eddy's Java operator)."""
+    the value columns the writer routes. ``one_per_input``: the operator emits one current
+    event per passing input and nothing else (``_seq``, ``_ts``, ``o<i>``: eddy's Java
+    operator)."""
     spec, info = plan.spec, plan.info
     expiring = spec.expiring and not one_per_input
 

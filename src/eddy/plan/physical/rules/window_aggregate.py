@@ -8,8 +8,8 @@ table, named window or aggregation, and the query is ``from S[f]#window.time(t)`
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
 ``having``, ``order by``, ``limit`` or rate limit; in the Java operator also
-``#window.externalTime(a, t)`` or no window, ``max``/``min``, ``sum`` of ints and a
-``having`` over the selected attributes (:mod:`eddy.engine.operators.window_aggregates`
+``#window.externalTime(a, t)``, ``#window.lengthBatch(n)`` or no window, ``max``/``min``,
+``sum`` of ints and a ``having`` over the selected attributes (:mod:`eddy.engine.operators.window_aggregates`
 builds the kernel and says whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in

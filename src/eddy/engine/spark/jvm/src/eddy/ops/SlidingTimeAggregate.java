@@ -1,16 +1,8 @@
 package eddy.ops;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
-import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,12 +22,13 @@ import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * A Siddhi {@code #window.time(t)}, {@code #window.length(n)} or
- * {@code #window.externalTime(a, t)} — or no window at all (current events only) — with
- * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} per group, optionally
- * {@code having}, current, expired or all events out, run inside the JVM (Spark's
- * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
- * Python. (An {@code externalTime} window is described at {@link #externalStep}.)
+ * A Siddhi {@code #window.time(t)}, {@code #window.length(n)},
+ * {@code #window.externalTime(a, t)} or {@code #window.lengthBatch(n)} — or no window at all
+ * (current events only) — with {@code avg}/{@code sum}/{@code count()}/{@code max}/
+ * {@code min} per group, optionally {@code having}, current, expired or all events out, run
+ * inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a Python worker: the
+ * rows never cross into Python. ({@code externalTime} and {@code lengthBatch} windows are
+ * described at {@link #externalStep} and {@link #batchStep}.)
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -81,9 +74,9 @@ import org.apache.spark.sql.types.StructType;
  * argument goes out as an int).
  *
  * <p>State, one binary value per state key: the clock, the largest passing timestamp, the
- * pending timers, each group's key, sums, long sums, counts and size, and the queue (with
- * each event's selected values when expired events are outputs); written whole each
- * micro-batch (the window of one key).
+ * pending timers, each group's key, sums, long sums, counts and size, the queue (with each
+ * event's selected values when expired events are outputs) and a {@code lengthBatch}'s
+ * events waiting for their batch; written whole each micro-batch (the window of one key).
  */
 public final class SlidingTimeAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
@@ -95,6 +88,9 @@ public final class SlidingTimeAggregate implements
     private final boolean external;
     /** No window: every passing event aggregates and none ever leaves (current events). */
     private final boolean unbounded;
+    /** {@code lengthBatch}: see {@link #batchStep}. */
+    private final boolean batch;
+    private final WindowState.Codec codec;
     /** Which events go out: current ones, expired ones, or both (when expired ones do, the
      *  window follows the runtime's timers and chunks: see the class comment). */
     private final boolean current;
@@ -125,9 +121,10 @@ public final class SlidingTimeAggregate implements
         this.length = "length".equals(window);
         this.external = "externalTime".equals(window);
         this.unbounded = "none".equals(window);
+        this.batch = "lengthBatch".equals(window);
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
-        this.firstValue = expired ? 5 : 2;
+        this.firstValue = expired || batch ? 5 : 2;
         this.span = span;
         this.groups = groups;
         this.arguments = argumentTypes.length();
@@ -162,6 +159,8 @@ public final class SlidingTimeAggregate implements
         }
         this.plains = plain;
         this.everyEvent = groups == 0 && !aggregates;
+        this.codec = new WindowState.Codec(groups, arguments, plains, expired, batch,
+                longSummed, this.kinds, indexes);
     }
 
     /**
@@ -181,35 +180,6 @@ public final class SlidingTimeAggregate implements
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
-    }
-
-    /** The key of the one group of a query without {@code group by}. */
-    private static final Object NO_GROUP = List.of();
-
-    /** An event in the window: {@code ts} is its {@code M} (see the class comment), which
-     *  leaves exactly when its own timestamp would under the head-first rule. */
-    static final class Entry {
-        final long ts;
-        final WindowGroup group;
-        final double[] values;
-        /** Its selected plain values, kept only when expired events are outputs. */
-        final Object[] plain;
-
-        Entry(long ts, WindowGroup group, double[] values, Object[] plain) {
-            this.ts = ts;
-            this.group = group;
-            this.values = values;
-            this.plain = plain;
-        }
-    }
-
-    /** The window of one state key. */
-    static final class Window {
-        long clock;
-        long last = Long.MIN_VALUE;
-        final ArrayDeque<Long> timers = new ArrayDeque<>();
-        final Map<Object, WindowGroup> groups = new HashMap<>();
-        final ArrayDeque<Entry> queue = new ArrayDeque<>();
     }
 
     /** One emission's selected outputs, per group in order of its first selected event
@@ -254,7 +224,7 @@ public final class SlidingTimeAggregate implements
         List<Row> rows = new ArrayList<>();
         input.forEachRemaining(rows::add);
         rows.sort((a, b) -> Long.compare(a.getLong(0), b.getLong(0)));
-        Window window = state.exists() ? restore(state.get()) : new Window();
+        WindowState window = state.exists() ? codec.read(state.get()) : new WindowState();
         List<Row> out = new ArrayList<>();
         int argumentsAt = FIRST + groups;
         int plainAt = argumentsAt + arguments;
@@ -271,6 +241,10 @@ public final class SlidingTimeAggregate implements
             }
             boolean late = ts < window.clock;
             window.clock = Math.max(window.clock, ts);
+            if (batch) {
+                batchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
+                continue;
+            }
             if (expired) {
                 expiringStep(window, chunk, row, ts, late, out, argumentsAt, plainAt);
                 continue;
@@ -290,7 +264,7 @@ public final class SlidingTimeAggregate implements
             WindowGroup group = enter(window, row, window.last, argumentsAt, null);
             emitCurrent(row, group, ts, out, plainAt);
         }
-        state.update(snapshot(window));
+        state.update(codec.write(window));
         return out.iterator();
     }
 
@@ -315,8 +289,8 @@ public final class SlidingTimeAggregate implements
      * back), the heads with an attribute at most {@code clock - t} leave (the head first),
      * as expired events stamped with the clock, then the row enters; no timers.
      */
-    private void externalStep(Window window, Chunk chunk, Row row, long ts, List<Row> out,
-                              int argumentsAt, int plainAt) {
+    private void externalStep(WindowState window, Chunk chunk, Row row, long ts,
+                              List<Row> out, int argumentsAt, int plainAt) {
         if (!row.getBoolean(3)) {
             return;
         }
@@ -345,6 +319,46 @@ public final class SlidingTimeAggregate implements
         }
     }
 
+    /**
+     * One row of a {@code lengthBatch(n)} window, as the runtime runs it: a passing event
+     * waits; the n-th flushes the batch as one chunk — the previous batch's events as
+     * expired events stamped with the clock (when expired events are outputs; each leaves
+     * its group's aggregates), a reset that forgets every group, then the batch's events,
+     * each entering its group — all of it emitted for the row that filled the batch.
+     */
+    private void batchStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out,
+                           int argumentsAt, int plainAt) {
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        double[] values = new double[arguments];
+        long[] longs = new long[arguments];
+        readArguments(row, argumentsAt, values, longs);
+        Object key = WindowState.groupKey(groups, i -> row.get(FIRST + i));
+        window.pending.add(new WindowState.Pending(ts, key, values, longs,
+                plainValues(row, plainAt)));
+        if (window.pending.size() < span) {
+            return;
+        }
+        long seq = row.getLong(0);
+        while (expired && !window.queue.isEmpty()) {
+            leave(window, chunk, seq);
+        }
+        window.groups.clear();
+        for (WindowState.Pending event : window.pending) {
+            WindowGroup group = window.groups.computeIfAbsent(event.key,
+                    k -> new WindowGroup(k, arguments, kinds, indexes));
+            group.add(event.values, event.longs);
+            if (expired) {
+                window.queue.addLast(new WindowState.Entry(0, group, event.values,
+                        event.plain));
+            }
+            chunk.select(group, event.plain, seq, event.ts, false);
+        }
+        window.pending.clear();
+        chunk.emitTo(out, false);
+    }
+
     private Object[] plainValues(Row row, int plainAt) {
         Object[] plain = new Object[plains];
         for (int i = 0; i < plains; i++) {
@@ -354,7 +368,7 @@ public final class SlidingTimeAggregate implements
     }
 
     /** One row when expired events are outputs: the timer's emission, then the row's. */
-    private void expiringStep(Window window, Chunk chunk, Row row, long ts, boolean late,
+    private void expiringStep(WindowState window, Chunk chunk, Row row, long ts, boolean late,
                               List<Row> out, int argumentsAt, int plainAt) {
         long seq = row.getLong(0);
         if (!length && !late) {
@@ -387,17 +401,31 @@ public final class SlidingTimeAggregate implements
     }
 
     /** Every head due by the clock leaves, into {@code chunk}. */
-    private void expire(Window window, Chunk chunk, long seq) {
+    private void expire(WindowState window, Chunk chunk, long seq) {
         long threshold = window.clock - span;
         while (!window.queue.isEmpty() && window.queue.peekFirst().ts <= threshold) {
             leave(window, chunk, seq);
         }
     }
 
-    private void leave(Window window, Chunk chunk, long seq) {
-        Entry entry = window.queue.pollFirst();
+    private void leave(WindowState window, Chunk chunk, long seq) {
+        WindowState.Entry entry = window.queue.pollFirst();
         remove(window, entry);
         chunk.select(entry.group, entry.plain, seq, window.clock, true);
+    }
+
+    /** The row's arguments: doubles (NaN for a null) and, for the integral ones, longs. */
+    private void readArguments(Row row, int argumentsAt, double[] values, long[] longs) {
+        for (int i = 0; i < arguments; i++) {
+            if (row.isNullAt(argumentsAt + i)) {
+                values[i] = Double.NaN;
+            } else if (integralArgument[i]) {
+                longs[i] = row.getLong(argumentsAt + i);
+                values[i] = (double) longs[i];
+            } else {
+                values[i] = row.getDouble(argumentsAt + i);
+            }
+        }
     }
 
     /** The selected values of an event of {@code group} as they go out now. */
@@ -422,25 +450,17 @@ public final class SlidingTimeAggregate implements
 
     /** The passing row enters the window, to leave by {@code due} (its {@code M}, or its
      *  timestamp attribute; without a window it never leaves); its group. */
-    private WindowGroup enter(Window window, Row row, long due, int argumentsAt,
+    private WindowGroup enter(WindowState window, Row row, long due, int argumentsAt,
                               Object[] plain) {
-        WindowGroup group = window.groups.computeIfAbsent(groupKey(i -> row.get(FIRST + i)),
+        Object key = WindowState.groupKey(groups, i -> row.get(FIRST + i));
+        WindowGroup group = window.groups.computeIfAbsent(key,
                 k -> new WindowGroup(k, arguments, kinds, indexes));
         double[] values = new double[arguments];
         long[] longs = new long[arguments];
-        for (int i = 0; i < arguments; i++) {
-            if (row.isNullAt(argumentsAt + i)) {
-                values[i] = Double.NaN;
-            } else if (integralArgument[i]) {
-                longs[i] = row.getLong(argumentsAt + i);
-                values[i] = (double) longs[i];
-            } else {
-                values[i] = row.getDouble(argumentsAt + i);
-            }
-        }
+        readArguments(row, argumentsAt, values, longs);
         group.add(values, longs);
         if (!unbounded) {
-            window.queue.addLast(new Entry(due, group, values, plain));
+            window.queue.addLast(new WindowState.Entry(due, group, values, plain));
         }
         return group;
     }
@@ -472,28 +492,7 @@ public final class SlidingTimeAggregate implements
         return what == 's' ? group.sums[index] : group.sums[index] / group.counts[index];
     }
 
-    /** A group's map key from its {@code group by} values ({@code part(i)}: the i-th). */
-    private Object groupKey(IntFunction<Object> part) {
-        if (groups == 0) {
-            return NO_GROUP;
-        }
-        if (groups == 1) {
-            return part.apply(0);
-        }
-        List<Object> key = new ArrayList<>(groups);
-        for (int i = 0; i < groups; i++) {
-            key.add(part.apply(i));
-        }
-        return key;
-    }
-
-    /** A group's {@code group by} values, from its map key. */
-    @SuppressWarnings("unchecked")
-    private List<Object> keyParts(Object key) {
-        return groups == 1 ? Collections.singletonList(key) : (List<Object>) key;
-    }
-
-    private static void remove(Window window, Entry entry) {
+    private static void remove(WindowState window, WindowState.Entry entry) {
         WindowGroup group = entry.group;
         group.remove(entry.values);
         if (group.fresh()) {
@@ -501,116 +500,5 @@ public final class SlidingTimeAggregate implements
         }
     }
 
-    // -- state ---------------------------------------------------------------------------
 
-    private byte[] snapshot(Window window) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeLong(window.clock);
-            out.writeLong(window.last);
-            out.writeInt(window.timers.size());
-            for (long due : window.timers) {
-                out.writeLong(due);
-            }
-            Map<WindowGroup, Integer> numbers = new HashMap<>();
-            List<WindowGroup> live = new ArrayList<>(window.groups.values());
-            out.writeInt(live.size());
-            for (WindowGroup group : live) {
-                numbers.put(group, numbers.size());
-                for (Object value : keyParts(group.key)) {
-                    StateValues.write(out, value);
-                }
-                for (int i = 0; i < arguments; i++) {
-                    out.writeDouble(group.sums[i]);
-                    if (longSummed[i]) {
-                        out.writeLong(group.longSums[i]);
-                    }
-                    out.writeLong(group.counts[i]);
-                }
-                for (WindowGroup.Extreme extreme : group.extremes) {
-                    if (extreme != null) {
-                        out.writeInt(extreme.kept.size());
-                        for (double value : extreme.kept) {
-                            out.writeDouble(value);
-                        }
-                    }
-                }
-                out.writeLong(group.size);
-            }
-            out.writeInt(window.queue.size());
-            for (Entry entry : window.queue) {
-                out.writeLong(entry.ts);
-                out.writeInt(numbers.get(entry.group));
-                for (double value : entry.values) {
-                    out.writeDouble(value);
-                }
-                if (expired) {
-                    for (Object value : entry.plain) {
-                        StateValues.write(out, value);
-                    }
-                }
-            }
-        } catch (IOException error) {
-            throw new UncheckedIOException(error);
-        }
-        return bytes.toByteArray();
-    }
-
-    private Window restore(byte[] state) {
-        Window window = new Window();
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(state))) {
-            window.clock = in.readLong();
-            window.last = in.readLong();
-            for (int t = in.readInt(); t > 0; t--) {
-                window.timers.addLast(in.readLong());
-            }
-            int count = in.readInt();
-            List<WindowGroup> numbered = new ArrayList<>(count);
-            for (int g = 0; g < count; g++) {
-                Object[] parts = new Object[groups];
-                for (int i = 0; i < groups; i++) {
-                    parts[i] = StateValues.read(in);
-                }
-                Object key = groupKey(i -> parts[i]);
-                WindowGroup group = new WindowGroup(key, arguments, kinds, indexes);
-                for (int i = 0; i < arguments; i++) {
-                    group.sums[i] = in.readDouble();
-                    if (longSummed[i]) {
-                        group.longSums[i] = in.readLong();
-                    }
-                    group.counts[i] = in.readLong();
-                }
-                for (WindowGroup.Extreme extreme : group.extremes) {
-                    if (extreme != null) {
-                        for (int k = in.readInt(); k > 0; k--) {
-                            extreme.kept.addLast(in.readDouble());
-                        }
-                    }
-                }
-                group.size = in.readLong();
-                window.groups.put(key, group);
-                numbered.add(group);
-            }
-            int queued = in.readInt();
-            for (int q = 0; q < queued; q++) {
-                long ts = in.readLong();
-                WindowGroup group = numbered.get(in.readInt());
-                double[] values = new double[arguments];
-                for (int i = 0; i < arguments; i++) {
-                    values[i] = in.readDouble();
-                }
-                Object[] plain = null;
-                if (expired) {
-                    plain = new Object[plains];
-                    for (int i = 0; i < plains; i++) {
-                        plain[i] = StateValues.read(in);
-                    }
-                }
-                window.queue.addLast(new Entry(ts, group, values, plain));
-            }
-        } catch (IOException error) {
-            throw new UncheckedIOException(error);
-        }
-        return window;
-    }
 }

@@ -10,7 +10,7 @@ import java.util.Iterator;
  */
 final class WindowGroup {
     /** Its {@code group by} value, a list of them when there are several, or
-     *  {@code SlidingTimeAggregate.NO_GROUP}: a plain value hashes and compares without a
+     *  {@code WindowState.NO_GROUP}: a plain value hashes and compares without a
      *  list's iterators. */
     final Object key;
     final double[] sums;

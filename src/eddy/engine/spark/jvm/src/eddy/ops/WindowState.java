@@ -1,0 +1,279 @@
+package eddy.ops;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+/**
+ * The window of one state key of {@link SlidingTimeAggregate}: its clock, the largest passing
+ * timestamp, the pending timers, its groups, its queue and a {@code lengthBatch}'s events
+ * waiting for their batch; and (the {@link Codec}) its bytes in Spark's state store, one
+ * binary value per key written whole each micro-batch, laid out by the query's shape.
+ */
+final class WindowState {
+    long clock;
+    long last = Long.MIN_VALUE;
+    final ArrayDeque<Long> timers = new ArrayDeque<>();
+    final Map<Object, WindowGroup> groups = new HashMap<>();
+    final ArrayDeque<Entry> queue = new ArrayDeque<>();
+    /** A {@code lengthBatch}'s events since its last flush, not aggregated yet. */
+    final List<Pending> pending = new ArrayList<>();
+
+    /** The key of the one group of a query without {@code group by}. */
+    static final Object NO_GROUP = List.of();
+
+    /** An event in the window: {@code ts} is its {@code M} (see {@link SlidingTimeAggregate}),
+     *  which leaves exactly when its own timestamp would under the head-first rule (an
+     *  {@code externalTime} window: its attribute). */
+    static final class Entry {
+        final long ts;
+        final WindowGroup group;
+        final double[] values;
+        /** Its selected plain values, kept only when expired events are outputs. */
+        final Object[] plain;
+
+        Entry(long ts, WindowGroup group, double[] values, Object[] plain) {
+            this.ts = ts;
+            this.group = group;
+            this.values = values;
+            this.plain = plain;
+        }
+    }
+
+    /** An event of a {@code lengthBatch} waiting for its batch to fill. */
+    static final class Pending {
+        final long ts;
+        final Object key;
+        final double[] values;
+        final long[] longs;
+        final Object[] plain;
+
+        Pending(long ts, Object key, double[] values, long[] longs, Object[] plain) {
+            this.ts = ts;
+            this.key = key;
+            this.values = values;
+            this.longs = longs;
+            this.plain = plain;
+        }
+    }
+
+    /** A group's map key from its {@code group by} values ({@code part(i)}: the i-th). */
+    static Object groupKey(int groups, IntFunction<Object> part) {
+        if (groups == 0) {
+            return NO_GROUP;
+        }
+        if (groups == 1) {
+            return part.apply(0);
+        }
+        List<Object> key = new ArrayList<>(groups);
+        for (int i = 0; i < groups; i++) {
+            key.add(part.apply(i));
+        }
+        return key;
+    }
+
+    /** A group's {@code group by} values, from its map key. */
+    @SuppressWarnings("unchecked")
+    static List<Object> keyParts(int groups, Object key) {
+        return groups == 1 ? Collections.singletonList(key) : (List<Object>) key;
+    }
+
+    /**
+     * A window's bytes for one query: the clock, the largest passing timestamp, the timers,
+     * each live group's key, sums (long sums only of the arguments a long sum is selected
+     * of, so that other queries' state reads as it did before long sums), counts, extremes
+     * and size, the queue (each event's selected values when expired events are outputs)
+     * and, for a {@code lengthBatch}, its waiting events.
+     */
+    static final class Codec implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        private final int groups;
+        private final int arguments;
+        private final int plains;
+        private final boolean expired;
+        private final boolean batch;
+        private final boolean[] longSummed;
+        private final char[] kinds;
+        private final int[] indexes;
+
+        Codec(int groups, int arguments, int plains, boolean expired, boolean batch,
+              boolean[] longSummed, char[] kinds, int[] indexes) {
+            this.groups = groups;
+            this.arguments = arguments;
+            this.plains = plains;
+            this.expired = expired;
+            this.batch = batch;
+            this.longSummed = longSummed;
+            this.kinds = kinds;
+            this.indexes = indexes;
+        }
+
+        byte[] write(WindowState window) {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            try (DataOutputStream out = new DataOutputStream(bytes)) {
+                out.writeLong(window.clock);
+                out.writeLong(window.last);
+                out.writeInt(window.timers.size());
+                for (long due : window.timers) {
+                    out.writeLong(due);
+                }
+                Map<WindowGroup, Integer> numbers = new HashMap<>();
+                List<WindowGroup> live = new ArrayList<>(window.groups.values());
+                out.writeInt(live.size());
+                for (WindowGroup group : live) {
+                    numbers.put(group, numbers.size());
+                    for (Object value : keyParts(groups, group.key)) {
+                        StateValues.write(out, value);
+                    }
+                    for (int i = 0; i < arguments; i++) {
+                        out.writeDouble(group.sums[i]);
+                        if (longSummed[i]) {
+                            out.writeLong(group.longSums[i]);
+                        }
+                        out.writeLong(group.counts[i]);
+                    }
+                    for (WindowGroup.Extreme extreme : group.extremes) {
+                        if (extreme != null) {
+                            out.writeInt(extreme.kept.size());
+                            for (double value : extreme.kept) {
+                                out.writeDouble(value);
+                            }
+                        }
+                    }
+                    out.writeLong(group.size);
+                }
+                out.writeInt(window.queue.size());
+                for (Entry entry : window.queue) {
+                    out.writeLong(entry.ts);
+                    out.writeInt(numbers.get(entry.group));
+                    for (double value : entry.values) {
+                        out.writeDouble(value);
+                    }
+                    if (expired) {
+                        for (Object value : entry.plain) {
+                            StateValues.write(out, value);
+                        }
+                    }
+                }
+                if (batch) {
+                    writePending(out, window.pending);
+                }
+            } catch (IOException error) {
+                throw new UncheckedIOException(error);
+            }
+            return bytes.toByteArray();
+        }
+
+        private void writePending(DataOutputStream out, List<Pending> pending) throws IOException {
+            out.writeInt(pending.size());
+            for (Pending event : pending) {
+                out.writeLong(event.ts);
+                for (Object value : keyParts(groups, event.key)) {
+                    StateValues.write(out, value);
+                }
+                for (int i = 0; i < arguments; i++) {
+                    out.writeDouble(event.values[i]);
+                    out.writeLong(event.longs[i]);
+                }
+                for (Object value : event.plain) {
+                    StateValues.write(out, value);
+                }
+            }
+        }
+
+        private void readPending(DataInputStream in, List<Pending> pending) throws IOException {
+            for (int count = in.readInt(); count > 0; count--) {
+                long ts = in.readLong();
+                Object[] parts = new Object[groups];
+                for (int i = 0; i < groups; i++) {
+                    parts[i] = StateValues.read(in);
+                }
+                double[] values = new double[arguments];
+                long[] longs = new long[arguments];
+                for (int i = 0; i < arguments; i++) {
+                    values[i] = in.readDouble();
+                    longs[i] = in.readLong();
+                }
+                Object[] plain = new Object[plains];
+                for (int i = 0; i < plains; i++) {
+                    plain[i] = StateValues.read(in);
+                }
+                Object key = groupKey(groups, i -> parts[i]);
+                pending.add(new Pending(ts, key, values, longs, plain));
+            }
+        }
+
+        WindowState read(byte[] state) {
+            WindowState window = new WindowState();
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(state))) {
+                window.clock = in.readLong();
+                window.last = in.readLong();
+                for (int t = in.readInt(); t > 0; t--) {
+                    window.timers.addLast(in.readLong());
+                }
+                int count = in.readInt();
+                List<WindowGroup> numbered = new ArrayList<>(count);
+                for (int g = 0; g < count; g++) {
+                    Object[] parts = new Object[groups];
+                    for (int i = 0; i < groups; i++) {
+                        parts[i] = StateValues.read(in);
+                    }
+                    Object key = groupKey(groups, i -> parts[i]);
+                    WindowGroup group = new WindowGroup(key, arguments, kinds, indexes);
+                    for (int i = 0; i < arguments; i++) {
+                        group.sums[i] = in.readDouble();
+                        if (longSummed[i]) {
+                            group.longSums[i] = in.readLong();
+                        }
+                        group.counts[i] = in.readLong();
+                    }
+                    for (WindowGroup.Extreme extreme : group.extremes) {
+                        if (extreme != null) {
+                            for (int k = in.readInt(); k > 0; k--) {
+                                extreme.kept.addLast(in.readDouble());
+                            }
+                        }
+                    }
+                    group.size = in.readLong();
+                    window.groups.put(key, group);
+                    numbered.add(group);
+                }
+                int queued = in.readInt();
+                for (int q = 0; q < queued; q++) {
+                    long ts = in.readLong();
+                    WindowGroup group = numbered.get(in.readInt());
+                    double[] values = new double[arguments];
+                    for (int i = 0; i < arguments; i++) {
+                        values[i] = in.readDouble();
+                    }
+                    Object[] plain = null;
+                    if (expired) {
+                        plain = new Object[plains];
+                        for (int i = 0; i < plains; i++) {
+                            plain[i] = StateValues.read(in);
+                        }
+                    }
+                    window.queue.addLast(new Entry(ts, group, values, plain));
+                }
+                if (batch) {
+                    readPending(in, window.pending);
+                }
+            } catch (IOException error) {
+                throw new UncheckedIOException(error);
+            }
+            return window;
+        }
+    }
+}
