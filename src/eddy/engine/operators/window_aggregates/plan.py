@@ -79,8 +79,10 @@ class WindowSpec:
 
     @property
     def expiring(self) -> bool:
-        """Whether :mod:`.expiring` runs it (else :mod:`.sliding_time` or
-        :mod:`.time_batch`): expired events are outputs, or the window counts events."""
+        """Whether its outputs are emissions (``_i``, ``_x``, ``_timer``): expired events are
+        outputs, or the window counts events. In NumPy :mod:`.expiring` runs those (else
+        :mod:`.sliding_time` or :mod:`.time_batch`); a ``lengthBatch`` runs only in eddy's
+        Java operator, whose flushes are emissions too."""
         return self.window in ("length", "lengthBatch") or self.events != "current"
 
 
