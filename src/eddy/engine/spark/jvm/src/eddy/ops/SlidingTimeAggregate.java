@@ -192,8 +192,9 @@ public final class SlidingTimeAggregate implements
             if (leaving ? !expired : !current) {
                 return;
             }
-            Object[] values = selected(group, plain);
-            if (!passes(values)) {
+            // without a having, the values go straight into the output (the seed's hot path)
+            Object[] values = having == null ? null : selected(group, plain);
+            if (values != null && !passes(values)) {
                 return;
             }
             Object key = everyEvent ? Integer.valueOf(outputs.size()) : group.key;
@@ -205,7 +206,9 @@ public final class SlidingTimeAggregate implements
             emitted[0] = seq;
             emitted[1] = ts;
             emitted[3] = leaving;
-            System.arraycopy(values, 0, emitted, firstValue, values.length);
+            for (int i = 0; i < kinds.length; i++) {
+                emitted[firstValue + i] = values != null ? values[i] : value(i, group, plain);
+            }
         }
 
         void emitTo(List<Row> out, boolean timer) {
