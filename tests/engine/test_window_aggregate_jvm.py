@@ -1,19 +1,20 @@
-"""The sliding window aggregates in eddy's Java operator
+"""The window aggregates in eddy's Java operator
 (:mod:`eddy.engine.operators.window_aggregates.jvm`) against the per-event runtime.
 
 Random events — timestamps that tie and go back, null arguments, several groups, rows of
 other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on
 Spark at micro-batches of 40 and all (so its state is written and read back between
 batches), for queries with and without a filter in front, grouped by an int, a string, two
-keys or nothing, ``time``, ``length``, ``externalTime`` (on an attribute that goes back)
-and ``lengthBatch`` windows or none, selecting ``avg``/``sum``/``count()``/``max``/``min``
-(``sum`` of ints too: a long) and plain attributes, with and without ``having``, into
-current, expired or all events (the window's timer emitting expired events on rows of any
-stream), and beside a query the per-event runtime runs (Java and Python stateful operators
-in one streaming query), all of them in one app (one replay: the cost is in the
-micro-batches). The outputs must equal the runtime's, event for event and in order. A
-second test checks that the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not a
-Python worker.
+keys or nothing, ``time``, ``length``, ``externalTime`` (on an attribute that goes back),
+``lengthBatch`` and ``timeBatch`` windows or none, selecting ``avg``/``sum``/``count()``/
+``max``/``min``, ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``,
+``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with and without
+``having``, into current, expired or all events (the window's timer emitting expired events
+or a batch on rows of any stream, twice when the clock jumps over two ends of a batch),
+and beside a query the per-event runtime runs (Java and Python stateful operators in one
+streaming query), all of them in one app (one replay: the cost is in the micro-batches).
+The outputs must equal the runtime's, event for event and in order. A second test checks
+that the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not a Python worker.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ select room, avg(temp) as a
 group by room
 insert into O;
 @info(name='r')
-from T#window.length(3)
+from T#window.sort(3, dev)
 select room, distinctCount(site) as d
 group by room
 insert into O2;""",
@@ -167,6 +168,42 @@ from T#window.lengthBatch(2)
 select dev, site
 having site == 'a'
 insert expired events into O;""",
+    "time-batch-having-extremes": """@info(name='q')
+from T[temp > 15.0]#window.timeBatch(500 milliseconds)
+select site, max(temp) as hi, min(room) as lo, sum(room) as sr, count() as n
+group by site
+having n > 1 or hi > 25.0
+insert into O;""",
+    "time-batch-all-events": """@info(name='q')
+from T#window.timeBatch(400 milliseconds)
+select room, avg(temp) as a, sum(dev) as sd
+group by room
+insert all events into O;""",
+    "time-batch-expired-every-event": """@info(name='q')
+from T[ok == true]#window.timeBatch(300 milliseconds)
+select dev, site
+insert expired events into O;""",
+    "kept-aggregates-by-site": """@info(name='q')
+from T#window.time(700 milliseconds)
+select site, stdDev(temp) as sd, maxForever(room) as mf, minForever(temp) as nf,
+       and(ok) as allOk, or(ok) as anyOk, distinctCount(room) as rooms
+group by site
+insert all events into O;""",
+    "distinct-values-global": """@info(name='q')
+from T[room > 1]#window.length(5)
+select distinctCount(site) as sites, distinctCount(temp) as temps, stdDev(dev) as sd
+having sites > 1
+insert into O;""",
+    "time-batch-distinct-by-room": """@info(name='q')
+from T#window.timeBatch(600 milliseconds)
+select room, distinctCount(site) as n, and(ok) as a, stdDev(room) as sd
+group by room
+insert all events into O;""",
+    "no-window-forever": """@info(name='q')
+from T
+select site, maxForever(temp) as hi, minForever(room) as lo, count() as n
+group by site
+insert into O;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site

@@ -1,17 +1,19 @@
-"""Sliding ``time``/``length`` window aggregates in the JVM: the rows never cross into Python.
+"""Window aggregates in the JVM: the rows never cross into Python.
 
 Measured beside hand-written jobs (``bench/RESULTS.md``, issue 16), the vectorised NumPy
 kernel was as fast as hand-written PySpark and both were bound by the crossing into a
 Python worker (Arrow out of the JVM and back), not by the kernel: the same window written
 as a Java ``flatMapGroupsWithState`` ran 3× faster. So the shapes those kernels run on one
-state key — ``#window.time(t)`` and ``#window.length(n)`` with ``avg``/``sum``/``count()``
-per group, filters in front, current, expired or all events out (the seed app's query-1)
-— and the same with ``max``/``min``, ``sum`` of ints and ``having``, which no NumPy kernel
-keeps, run in eddy's own Java operator
+state key — ``#window.time(t)``, ``#window.length(n)`` and ``#window.timeBatch(t)`` with
+``avg``/``sum``/``count()`` per group, filters in front, current, expired or all events out
+(the seed app's query-1) — and the same with ``max``/``min``, ``sum`` of ints and
+``having``, which no NumPy kernel keeps, and the ``externalTime`` and ``lengthBatch``
+windows and queries without a window, run in eddy's own Java operator
 (``engine/spark/jvm/src/eddy/ops/SlidingTimeAggregate.java``, compiled with eddy's other JVM
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
-:mod:`.sliding_time` and :mod:`.expiring` do. Its outputs go through the same writer columns
-as the Python operator's, so nothing downstream can tell them apart.
+:mod:`.sliding_time`, :mod:`.expiring` and :mod:`.time_batch` do. Its outputs go through
+the same writer columns as the Python operator's, so nothing downstream can tell them
+apart.
 
 It is used when the session has eddy's JVM classes on its class path (a machine with a JDK);
 otherwise, and for every other window shape, the Python operator runs (and a query with
@@ -33,6 +35,7 @@ from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, run
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
     EXPIRED,
+    FIRING,
     PASS,
     POSITION,
     TIMER,
@@ -45,7 +48,8 @@ from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
 OPERATOR = "eddy.ops.SlidingTimeAggregate"
-_KINDS = {"sum": "s", "avg": "a", "max": "M", "min": "m"}
+_KINDS = {"sum": "s", "avg": "a", "max": "M", "min": "m", "maxForever": "F",
+          "minForever": "f", "stdDev": "d", "and": "&", "or": "|"}
 
 
 def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
@@ -57,7 +61,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         return None
     spec = plan.spec
     rows = operator_rows(analyzed, plan, source, layout)
-    plain = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
+    plain = spec.plain_columns
     types = dict(zip(layout.columns(plan.stream),
                      (a.type for a in layout.attributes(plan.stream))))
     integral = "".join("l" if types[c] in (AttrType.INT, AttrType.LONG) else "d"
@@ -70,10 +74,13 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)),
         *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch)
-    one_per_input = spec.events == "current" and spec.window != "lengthBatch"
+    batch = spec.window in ("lengthBatch", "timeBatch")
+    one_per_input = spec.events == "current" and not batch
+    firing = spec.window == "timeBatch"
     emission = [] if one_per_input else [
         StructField(POSITION, IntegerType()), StructField(EXPIRED, BooleanType()),
-        StructField(TIMER, BooleanType())]
+        StructField(TIMER, BooleanType())] + ([StructField(FIRING, IntegerType())]
+                                              if firing else [])
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType())] +
                         emission + [StructField(f"o{i}", spark_type(out.type))
                                     for i, out in enumerate(spec.outputs)])
@@ -84,15 +91,15 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                               len(spec.group_columns), integral,
                               ",".join(_kind(out, plain) for out in spec.outputs), having,
                               java_schema(spark, output))
-    writer = output_writer(plan, one_per_input=one_per_input)
+    writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
 
 
 def _kind(output: Output, plain: list[str]) -> str:
     """The Java operator's name for one selected attribute (see its class comment)."""
-    if output.kind == "var":
+    if output.kind in ("var", "distinctCount"):
         assert output.column is not None
-        return f"v{plain.index(output.column)}"
+        return f"{'v' if output.kind == 'var' else 'u'}{plain.index(output.column)}"
     if output.kind == "count":
         return "c"
     if output.kind == "sum" and output.type is AttrType.LONG:

@@ -8,9 +8,11 @@ events, or for the sliding windows also ``all events`` or ``expired events`` —
 ``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
 windows or aggregations in the app. eddy's Java operator also runs
 ``#window.externalTime(a, t)``, ``#window.lengthBatch(n)`` and queries without a window,
-and (but for ``timeBatch``) keeps ``max``/``min`` of an int or double, ``sum`` of an int or
-long (a long, as the runtime sums it) and a ``having`` over the selected attributes.
-Everything else stays in the per-event runtime.
+a ``timeBatch`` into expired or all events or selecting only plain attributes, and keeps
+``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
+``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
+(a long, as the runtime sums it) and a ``having`` over the selected attributes. Everything
+else stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -36,17 +38,25 @@ SLIDING = ("time", "length")
 
 JVM_ONLY = ("externalTime", "lengthBatch")
 """Windows only eddy's Java operator runs."""
-JVM_WINDOWS = ("time", "length", "none", *JVM_ONLY)
+JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
 _EXTREME_TYPES = (AttrType.INT, AttrType.DOUBLE)
 """Argument types of ``max``/``min`` the Java operator keeps exactly (as doubles)."""
+KEPT = {"max": _EXTREME_TYPES, "min": _EXTREME_TYPES, "maxForever": _EXTREME_TYPES,
+        "minForever": _EXTREME_TYPES, "stdDev": _NUMERIC, "and": (AttrType.BOOL,),
+        "or": (AttrType.BOOL,), "distinctCount": _PLAIN_TYPES}
+"""The aggregates only the Java operator keeps, and the argument types it keeps exactly
+(an argument crosses as a double; ``distinctCount`` reads the event's own value)."""
+_KEPT_TYPES = {"stdDev": AttrType.DOUBLE, "and": AttrType.BOOL, "or": AttrType.BOOL,
+               "distinctCount": AttrType.LONG}
+"""The output type of a kept aggregate when it is not its argument's."""
 
 
 @dataclass(frozen=True)
 class Output:
     """One selected attribute: ``kind`` is ``var`` (an event's own value of ``column``),
-    ``avg``/``sum``/``max``/``min`` (over argument number ``argument``; the extremes only in
-    the Java operator) or ``count``."""
+    ``avg``/``sum`` or one of :data:`KEPT` (over argument number ``argument``; those only in
+    the Java operator; ``distinctCount`` over ``column``) or ``count``."""
 
     name: str
     type: AttrType
@@ -62,7 +72,8 @@ class WindowSpec:
     ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime``, ``lengthBatch`` or
     ``none`` (no window), ``span`` its length (ms, or events for ``length``); ``scheduler``
     the window's scheduler number in the app (part of a timer-driven output's ``_order``);
-    ``events`` what the query inserts: ``current``, ``expired`` or ``all`` events;
+    ``events`` what the query inserts: ``current``, ``expired`` or ``all`` events (a batch
+    window's expired events only in eddy's Java operator);
     ``having`` the condition over the selected attributes (column ``o<i>``: the i-th), only
     in eddy's Java operator; ``clock_column`` the timestamp attribute of an
     ``externalTime`` window."""
@@ -78,11 +89,18 @@ class WindowSpec:
     clock_column: str | None = None
 
     @property
+    def plain_columns(self) -> list[str]:
+        """The input columns whose own values the operator reads: the selected attributes'
+        and ``distinctCount``'s arguments."""
+        return sorted({o.column for o in self.outputs
+                       if o.kind in ("var", "distinctCount") and o.column})
+
+    @property
     def expiring(self) -> bool:
         """Whether its outputs are emissions (``_i``, ``_x``, ``_timer``): expired events are
         outputs, or the window counts events. In NumPy :mod:`.expiring` runs those (else
-        :mod:`.sliding_time` or :mod:`.time_batch`); a ``lengthBatch`` runs only in eddy's
-        Java operator, whose flushes are emissions too."""
+        :mod:`.sliding_time` or :mod:`.time_batch`); eddy's Java operator emits a batch
+        window's flushes as emissions too."""
         return self.window in ("length", "lengthBatch") or self.events != "current"
 
 
@@ -99,9 +117,8 @@ class WindowPlan:
 def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                           layout: InputLayout, *, jvm: bool = False) -> WindowPlan | None:
     """The plan when ``rest`` (the group's queries that are not native) is one query of the
-    shape above, else None. ``jvm``: eddy's Java operator is there, so a ``time`` or
-    ``length`` window may also select ``max``/``min`` of an int or double and ``sum`` of an
-    int or long, and have a ``having``."""
+    shape above, else None. ``jvm``: eddy's Java operator is there, so the shapes only
+    it runs (above) are taken too."""
     if len(rest) != 1 or analyzed.partitions:
         return None
     if any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
@@ -164,7 +181,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         if having is None:
             return None
     aggregates = any(o.kind != "var" for o in outputs)
-    if name == "timeBatch" and not (aggregates or group_columns):
+    if name == "timeBatch" and not (aggregates or group_columns or in_jvm):
         return None  # every event of a batch goes out: a different selector path
     scheduler = 0
     if name in ("time", "timeBatch"):  # the windows with timers
@@ -197,7 +214,8 @@ def _window_shape(window: ast.Window | None, events: str,
             return None
     elif len(window.args) != 1:
         return None
-    if events != "current" and window.name not in SLIDING + JVM_ONLY:
+    if events != "current" and window.name not in SLIDING + JVM_ONLY + \
+            (("timeBatch",) if jvm else ()):
         return None
     span = constant_value(window.args[-1])
     if not isinstance(span, int) or isinstance(span, bool) or \
@@ -208,7 +226,8 @@ def _window_shape(window: ast.Window | None, events: str,
 
 def runs_in_jvm(plan: WindowPlan) -> bool:
     """Whether eddy's Java operator takes ``plan``: a sliding ``time``, ``length`` or
-    ``externalTime`` window, a ``lengthBatch`` or none (on one state key: :mod:`.jvm`)."""
+    ``externalTime`` window, a ``lengthBatch`` or ``timeBatch`` or none (on one state key:
+    :mod:`.jvm`)."""
     return plan.spec.window in JVM_WINDOWS
 
 
@@ -246,13 +265,16 @@ def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str,
         if expr.args and column_of(expr.args[0]) is None:
             return None
         return Output(name, AttrType.LONG, "count")
-    if in_jvm and expr.name in ("max", "min") and len(expr.args) == 1:
+    if in_jvm and expr.name in KEPT and len(expr.args) == 1:
         column = column_of(expr.args[0])
-        if column is None or types[column] not in _EXTREME_TYPES:
+        if column is None or types[column] not in KEPT[expr.name]:
             return None
+        kind = _KEPT_TYPES.get(expr.name, types[column])
+        if expr.name == "distinctCount":
+            return Output(name, kind, expr.name, column)
         if column not in arguments:
             arguments.append(column)
-        return Output(name, types[column], expr.name, column, arguments.index(column))
+        return Output(name, kind, expr.name, column, arguments.index(column))
     if expr.name not in ("avg", "sum") or len(expr.args) != 1:
         return None
     column = column_of(expr.args[0])

@@ -53,6 +53,7 @@ PASS = "_pass"    # the row is an event of the query's stream that passes the fi
 POSITION = "_i"
 EXPIRED = "_x"   # the output is an expired event
 TIMER = "_timer"  # the window's timer emitted it
+FIRING = "_n"  # which of the timers due at its row emitted it (eddy's Java timeBatch)
 _NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
 
 
@@ -109,17 +110,18 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
 
 def needed_columns(spec: WindowSpec) -> list[str]:
     """The input columns an operator of ``spec`` reads besides the row's own fields."""
-    return sorted({*spec.group_columns, *spec.argument_columns,
-                   *(o.column for o in spec.outputs if o.kind == "var" and o.column),
+    return sorted({*spec.group_columns, *spec.argument_columns, *spec.plain_columns,
                    *([spec.clock_column] if spec.clock_column else [])})
 
 
-def output_writer(plan: WindowPlan, *, one_per_input: bool = False) -> Writer:
+def output_writer(plan: WindowPlan, *, one_per_input: bool = False,
+                  firing: bool = False) -> Writer:
     """The writer's columns of one output of ``plan``'s operator (``_seq``, ``_ts``,
-    (``_i``,) (``_x``, ``_timer``,) ``o<i>``): its ``_order`` and the selected values as
-    the value columns the writer routes. ``one_per_input``: the operator emits one current
-    event per passing input and nothing else (``_seq``, ``_ts``, ``o<i>``: eddy's Java
-    operator)."""
+    (``_i``,) (``_x``, ``_timer``,) (``_n``,) ``o<i>``): its ``_order`` and the selected
+    values as the value columns the writer routes. ``one_per_input``: the operator emits one
+    current event per passing input and nothing else (``_seq``, ``_ts``, ``o<i>``: eddy's
+    Java operator); ``firing``: a timer's outputs say which of the timers due at their row
+    emitted them (the third place of the reference's timer path; else the first)."""
     spec, info = plan.spec, plan.info
     expiring = spec.expiring and not one_per_input
 
@@ -128,16 +130,17 @@ def output_writer(plan: WindowPlan, *, one_per_input: bool = False) -> Writer:
                   for i, out in enumerate(spec.outputs)]
         by_input = F.array(*(F.lit(i) for i in (1, info.index, 0, 0)),
                            col(POSITION) if expiring else F.lit(0))
+        by_timer = F.array(F.lit(0), F.lit(spec.scheduler),
+                           col(FIRING) if firing else F.lit(0), F.lit(0), F.lit(0),
+                           col(POSITION) if expiring or not one_per_input else F.lit(0))
         expired: Column = F.lit(False)
         if expiring:  # an input's chunk, or the window's timer
-            by_timer = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)),
-                               col(POSITION))
             order = F.when(col(TIMER), by_timer).otherwise(by_input)
             expired = col(EXPIRED)
         elif spec.window == "time" or one_per_input:
             order = by_input
         else:
-            order = F.array(*(F.lit(i) for i in (0, spec.scheduler, 0, 0, 0)), col(POSITION))
+            order = by_timer
         return {**head_columns(col(SEQ), order, col(TS), info.id, info.target, expired),
                 **value_columns(values)}
 
@@ -154,7 +157,7 @@ def make_step(spec: WindowSpec, split: bool = False) -> StepFunction:
         sliding_time if spec.window == "time" else time_batch
     fresh: Any = expiring.ExpiringState if spec.expiring else \
         sliding_time.SlidingState if spec.window == "time" else time_batch.BatchState
-    selected = sorted({o.column for o in spec.outputs if o.kind == "var" and o.column})
+    selected = spec.plain_columns
 
     def step(key: Any, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
         pdf = pd.concat(list(frames), ignore_index=True)

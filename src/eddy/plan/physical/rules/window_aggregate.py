@@ -8,14 +8,16 @@ table, named window or aggregation, and the query is ``from S[f]#window.time(t)`
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
 ``having``, ``order by``, ``limit`` or rate limit; in the Java operator also
-``#window.externalTime(a, t)``, ``#window.lengthBatch(n)`` or no window, ``max``/``min``,
-``sum`` of ints and a ``having`` over the selected attributes (:mod:`eddy.engine.operators.window_aggregates`
-builds the kernel and says whether it can).
+``#window.externalTime(a, t)``, ``#window.lengthBatch(n)`` or no window, a ``timeBatch``
+into all or expired events, ``max``/``min``, ``maxForever``/``minForever``, ``stdDev``,
+``and``/``or``, ``distinctCount``, ``sum`` of ints and a ``having`` over the selected
+attributes (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says
+whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
 group's input rows alone (other queries in other operators do not change them). A ``time``
-or ``length`` window on one key runs in eddy's Java operator
+or ``length`` window (or a ``timeBatch``) on one key runs in eddy's Java operator
 (:mod:`eddy.engine.operators.window_aggregates.jvm`: the same steps, and no crossing into a
 Python worker) when eddy's JVM classes are built on this machine (the engine's facts say
 so); what only that operator keeps is taken only then. Its state is one

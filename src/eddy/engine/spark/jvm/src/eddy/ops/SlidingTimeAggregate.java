@@ -7,7 +7,6 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntFunction;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
@@ -23,12 +22,13 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A Siddhi {@code #window.time(t)}, {@code #window.length(n)},
- * {@code #window.externalTime(a, t)} or {@code #window.lengthBatch(n)} — or no window at all
- * (current events only) — with {@code avg}/{@code sum}/{@code count()}/{@code max}/
- * {@code min} per group, optionally {@code having}, current, expired or all events out, run
- * inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a Python worker: the
- * rows never cross into Python. ({@code externalTime} and {@code lengthBatch} windows are
- * described at {@link #externalStep} and {@link #batchStep}.)
+ * {@code #window.externalTime(a, t)}, {@code #window.lengthBatch(n)} or
+ * {@code #window.timeBatch(t)} — or no window at all (current events only) — with
+ * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} per group, optionally
+ * {@code having}, current, expired or all events out, run inside the JVM (Spark's
+ * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
+ * Python. ({@code externalTime} and the batch windows are described at {@link #externalStep},
+ * {@link #batchStep} and {@link #timeBatchStep}.)
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -66,16 +66,21 @@ import org.apache.spark.sql.types.StructType;
  * columns, the arguments (doubles, or longs where {@code argumentTypes} says so) and the
  * selected plain columns, in the order the caller declares them, then (an
  * {@code externalTime} window) its timestamp attribute. Output: {@code _seq}, {@code _ts},
- * (when expired events are outputs: {@code _i} the position in its emission, {@code _x}
- * expired, {@code _timer} emitted by the window's timer,) then one column per selected
- * attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c} the
- * count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the sum/average/maximum/minimum
- * of argument i, {@code l<i>} the long sum of an integral argument i; an extreme of an int
+ * (when expired events are outputs or the window is a batch: {@code _i} the position in its
+ * emission, {@code _x} expired, {@code _timer} emitted by the window's timer, and for a
+ * {@code timeBatch} {@code _n}: which of the timers due at the row,) then one column per
+ * selected attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c}
+ * the count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the sum/average/maximum/
+ * minimum of argument i, {@code l<i>} the long sum of an integral argument i,
+ * {@code F<i>}/{@code f<i>} its {@code maxForever}/{@code minForever}, {@code d<i>} its
+ * {@code stdDev}, {@code &<i>}/{@code |<i>} the {@code and}/{@code or} of a bool argument i,
+ * {@code u<i>} the {@code distinctCount} of the i-th plain column; an extreme of an int
  * argument goes out as an int).
  *
  * <p>State, one binary value per state key: the clock, the largest passing timestamp, the
- * pending timers, each group's key, sums, long sums, counts and size, the queue (with each
- * event's selected values when expired events are outputs) and a {@code lengthBatch}'s
+ * pending timers (a {@code timeBatch}: its next end), each group's key, sums, long sums,
+ * counts, kept aggregates and size, the queue (with each event's selected values when
+ * expired events are outputs or a {@code distinctCount} is selected) and a batch window's
  * events waiting for their batch; written whole each micro-batch (the window of one key).
  */
 public final class SlidingTimeAggregate implements
@@ -90,6 +95,8 @@ public final class SlidingTimeAggregate implements
     private final boolean unbounded;
     /** {@code lengthBatch}: see {@link #batchStep}. */
     private final boolean batch;
+    /** {@code timeBatch}: see {@link #timeBatchStep}. */
+    private final boolean timed;
     private final WindowState.Codec codec;
     /** Which events go out: current ones, expired ones, or both (when expired ones do, the
      *  window follows the runtime's timers and chunks: see the class comment). */
@@ -97,6 +104,9 @@ public final class SlidingTimeAggregate implements
     private final boolean expired;
     /** Neither {@code group by} nor an aggregate: every selected event of a chunk goes out. */
     private final boolean everyEvent;
+    /** Whether the window's events keep their selected plain values: to go out as expired
+     *  events, or to leave a {@code distinctCount}. */
+    private final boolean keepsPlain;
     private final int plains;
     private final int firstValue;
     private final long span;
@@ -122,9 +132,10 @@ public final class SlidingTimeAggregate implements
         this.external = "externalTime".equals(window);
         this.unbounded = "none".equals(window);
         this.batch = "lengthBatch".equals(window);
+        this.timed = "timeBatch".equals(window);
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
-        this.firstValue = expired || batch ? 5 : 2;
+        this.firstValue = timed ? 6 : expired || batch ? 5 : 2;
         this.span = span;
         this.groups = groups;
         this.arguments = argumentTypes.length();
@@ -150,17 +161,19 @@ public final class SlidingTimeAggregate implements
         }
         int plain = 0;
         boolean aggregates = false;
+        boolean distinct = false;
         for (int i = 0; i < kinds.length; i++) {
-            if (this.kinds[i] == 'v') {
+            if (this.kinds[i] == 'v' || this.kinds[i] == 'u') {
                 plain = Math.max(plain, indexes[i] + 1);
-            } else {
-                aggregates = true;
             }
+            aggregates |= this.kinds[i] != 'v';
+            distinct |= this.kinds[i] == 'u';
         }
         this.plains = plain;
         this.everyEvent = groups == 0 && !aggregates;
-        this.codec = new WindowState.Codec(groups, arguments, plains, expired, batch,
-                longSummed, this.kinds, indexes);
+        this.keepsPlain = expired || distinct;
+        this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain,
+                batch || timed, longSummed, this.kinds, indexes);
     }
 
     /**
@@ -211,11 +224,15 @@ public final class SlidingTimeAggregate implements
             }
         }
 
-        void emitTo(List<Row> out, boolean timer) {
+        /** {@code firing}: which of the timers due at one row emits (a {@code timeBatch}). */
+        void emitTo(List<Row> out, boolean timer, int firing) {
             int position = 0;
             for (Object[] emitted : outputs.values()) {
                 emitted[2] = position++;
                 emitted[4] = timer;
+                if (timed) {
+                    emitted[5] = firing;
+                }
                 out.add(RowFactory.create(emitted));
             }
             outputs.clear();
@@ -248,6 +265,10 @@ public final class SlidingTimeAggregate implements
                 batchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
                 continue;
             }
+            if (timed) {
+                timeBatchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
+                continue;
+            }
             if (expired) {
                 expiringStep(window, chunk, row, ts, late, out, argumentsAt, plainAt);
                 continue;
@@ -264,7 +285,8 @@ public final class SlidingTimeAggregate implements
                 remove(window, window.queue.pollFirst());
             }
             window.last = Math.max(window.last, ts);
-            WindowGroup group = enter(window, row, window.last, argumentsAt, null);
+            WindowGroup group = enter(window, row, window.last, argumentsAt,
+                    keepsPlain ? plainValues(row, plainAt) : null);
             emitCurrent(row, group, ts, out, plainAt);
         }
         state.update(codec.write(window));
@@ -312,11 +334,11 @@ public final class SlidingTimeAggregate implements
                 remove(window, window.queue.pollFirst());
             }
         }
-        Object[] plain = expired ? plainValues(row, plainAt) : null;
+        Object[] plain = keepsPlain ? plainValues(row, plainAt) : null;
         WindowGroup group = enter(window, row, now, argumentsAt, plain);
         if (expired) {
             chunk.select(group, plain, seq, ts, false);
-            chunk.emitTo(out, false);
+            chunk.emitTo(out, false, 0);
         } else {
             emitCurrent(row, group, ts, out, plainAt);
         }
@@ -324,34 +346,85 @@ public final class SlidingTimeAggregate implements
 
     /**
      * One row of a {@code lengthBatch(n)} window, as the runtime runs it: a passing event
-     * waits; the n-th flushes the batch as one chunk — the previous batch's events as
-     * expired events stamped with the clock (when expired events are outputs; each leaves
-     * its group's aggregates), a reset that forgets every group, then the batch's events,
-     * each entering its group — all of it emitted for the row that filled the batch.
+     * waits; the n-th flushes the batch ({@link #flush}), emitted for the row that filled it.
      */
     private void batchStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out,
                            int argumentsAt, int plainAt) {
         if (!row.getBoolean(3)) {
             return;
         }
+        hold(window, row, ts, argumentsAt, plainAt);
+        if (window.pending.size() >= span) {
+            flush(window, chunk, row.getLong(0));
+            chunk.emitTo(out, false, 0);
+        }
+    }
+
+    /**
+     * One row of a {@code timeBatch(t)} window, as the runtime runs it: the first passing
+     * event sets the first batch's end at the clock plus {@code t}, and each end the next at
+     * {@code t} after it (the window's timer, its one entry in the timers); a row of any
+     * stream whose clock reaches the end first fires the timer — the batch is flushed
+     * ({@link #flush}) as the timer's emission, even when it is empty (the previous batch's
+     * expired events still leave), and the end moves {@code t} on; when the clock has
+     * reached that one too it fires as well, as the runtime's scheduler fires every due
+     * timer (the timer's second emission: the batch just flushed leaves as expired events;
+     * the ends after it find nothing to emit) — then, if it passes, the row waits in the
+     * next batch.
+     */
+    private void timeBatchStep(WindowState window, Chunk chunk, Row row, long ts,
+                               List<Row> out, int argumentsAt, int plainAt) {
+        Long end = window.timers.peekFirst();
+        if (end != null && window.clock >= end) {
+            long seq = row.getLong(0);
+            long next = end + span;
+            flush(window, chunk, seq);
+            chunk.emitTo(out, true, 0);
+            if (window.clock >= next) {  // the next end fires too: the batch just out expires
+                flush(window, chunk, seq);
+                chunk.emitTo(out, true, 1);
+                next += ((window.clock - next) / span + 1) * span;  // the rest emit nothing
+            }
+            window.timers.clear();
+            window.timers.addLast(next);
+        }
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        if (end == null) {
+            window.timers.addLast(window.clock + span);
+        }
+        hold(window, row, ts, argumentsAt, plainAt);
+    }
+
+    /** A passing row of a batch window waits for its batch, not aggregated yet. */
+    private void hold(WindowState window, Row row, long ts, int argumentsAt, int plainAt) {
         double[] values = new double[arguments];
         long[] longs = new long[arguments];
         readArguments(row, argumentsAt, values, longs);
         Object key = WindowState.groupKey(groups, i -> row.get(FIRST + i));
         window.pending.add(new WindowState.Pending(ts, key, values, longs,
                 plainValues(row, plainAt)));
-        if (window.pending.size() < span) {
-            return;
-        }
-        long seq = row.getLong(0);
+    }
+
+    /**
+     * A batch window's flush into {@code chunk}, as one chunk of the runtime: the previous
+     * batch's events as expired events stamped with the clock (when expired events are
+     * outputs; each leaves its group's aggregates), then — when the batch has events — a
+     * reset that forgets every group and the batch's events, each entering its group.
+     */
+    private void flush(WindowState window, Chunk chunk, long seq) {
         while (expired && !window.queue.isEmpty()) {
             leave(window, chunk, seq);
+        }
+        if (window.pending.isEmpty()) {
+            return;
         }
         window.groups.clear();
         for (WindowState.Pending event : window.pending) {
             WindowGroup group = window.groups.computeIfAbsent(event.key,
                     k -> new WindowGroup(k, arguments, kinds, indexes));
-            group.add(event.values, event.longs);
+            group.add(event.values, event.longs, event.plain);
             if (expired) {
                 window.queue.addLast(new WindowState.Entry(0, group, event.values,
                         event.plain));
@@ -359,7 +432,6 @@ public final class SlidingTimeAggregate implements
             chunk.select(group, event.plain, seq, event.ts, false);
         }
         window.pending.clear();
-        chunk.emitTo(out, false);
     }
 
     private Object[] plainValues(Row row, int plainAt) {
@@ -382,7 +454,7 @@ public final class SlidingTimeAggregate implements
             }
             if (fired) {
                 expire(window, chunk, seq);
-                chunk.emitTo(out, true);
+                chunk.emitTo(out, true, 0);
             }
         }
         if (!row.getBoolean(3)) {
@@ -400,7 +472,7 @@ public final class SlidingTimeAggregate implements
         window.last = Math.max(window.last, ts);
         WindowGroup group = enter(window, row, window.last, argumentsAt, plain);
         chunk.select(group, plain, seq, ts, false);
-        chunk.emitTo(out, false);
+        chunk.emitTo(out, false, 0);
     }
 
     /** Every head due by the clock leaves, into {@code chunk}. */
@@ -461,7 +533,7 @@ public final class SlidingTimeAggregate implements
         double[] values = new double[arguments];
         long[] longs = new long[arguments];
         readArguments(row, argumentsAt, values, longs);
-        group.add(values, longs);
+        group.add(values, longs, plain);
         if (!unbounded) {
             window.queue.addLast(new WindowState.Entry(due, group, values, plain));
         }
@@ -479,12 +551,9 @@ public final class SlidingTimeAggregate implements
         if (what == 'v') {
             return plain[index];
         }
-        if (what == 'M' || what == 'm') {
-            Double extreme = group.extremes[output].value();
-            if (extreme == null || !integral[output]) {
-                return extreme;
-            }
-            return Integer.valueOf((int) extreme.doubleValue());  // (no ?: : it would unbox)
+        KeptAggregate kept = group.kept[output];
+        if (kept != null) {
+            return kept.value(integral[output]);
         }
         if (group.counts[index] == 0) {
             return null;
@@ -497,7 +566,7 @@ public final class SlidingTimeAggregate implements
 
     private static void remove(WindowState window, WindowState.Entry entry) {
         WindowGroup group = entry.group;
-        group.remove(entry.values);
+        group.remove(entry.values, entry.plain);
         if (group.fresh()) {
             window.groups.remove(group.key);
         }

@@ -1,12 +1,10 @@
 package eddy.ops;
 
-import java.util.ArrayDeque;
-import java.util.Iterator;
-
 /**
  * One group of a window aggregate's {@code group by} ({@link SlidingTimeAggregate}): its
- * running sums, long sums, counts and extremes over the group's events in the window, added
- * and removed as the per-event runtime's aggregators do.
+ * running sums, long sums and counts per argument, and the selected aggregates those cannot
+ * give ({@link KeptAggregate}), over the group's events in the window, added and removed as
+ * the per-event runtime's aggregators do.
  */
 final class WindowGroup {
     /** Its {@code group by} value, a list of them when there are several, or
@@ -17,7 +15,8 @@ final class WindowGroup {
     /** The long sums of the integral arguments (zero for the others). */
     final long[] longSums;
     final long[] counts;
-    final Extreme[] extremes;
+    /** Per selected attribute: its kept aggregate, or null. */
+    final KeptAggregate[] kept;
     long size;
 
     WindowGroup(Object key, int arguments, char[] kinds, int[] indexes) {
@@ -25,15 +24,16 @@ final class WindowGroup {
         this.sums = new double[arguments];
         this.longSums = new long[arguments];
         this.counts = new long[arguments];
-        this.extremes = new Extreme[kinds.length];
+        this.kept = new KeptAggregate[kinds.length];
         for (int i = 0; i < kinds.length; i++) {
-            if (kinds[i] == 'M' || kinds[i] == 'm') {
-                extremes[i] = new Extreme(kinds[i] == 'M', indexes[i]);
-            }
+            kept[i] = KeptAggregate.of(kinds[i], indexes[i]);
         }
     }
 
-    void add(double[] values, long[] longs) {
+    /** An event enters: its arguments ({@code values}, NaN for a null; {@code longs} of
+     *  the integral ones) and its selected plain values ({@code plain}: read only by a
+     *  {@code distinctCount}). */
+    void add(double[] values, long[] longs, Object[] plain) {
         for (int i = 0; i < values.length; i++) {
             if (!Double.isNaN(values[i])) {
                 sums[i] += values[i];
@@ -41,15 +41,19 @@ final class WindowGroup {
                 counts[i] += 1;
             }
         }
-        for (Extreme extreme : extremes) {
-            if (extreme != null) {
-                extreme.add(values[extreme.argument]);
+        for (KeptAggregate aggregate : kept) {
+            if (aggregate != null) {
+                if (aggregate.readsPlain()) {
+                    aggregate.add(Double.NaN, plain[aggregate.argument]);
+                } else {
+                    aggregate.add(values[aggregate.argument], null);
+                }
             }
         }
         size += 1;
     }
 
-    void remove(double[] values) {
+    void remove(double[] values, Object[] plain) {
         for (int i = 0; i < values.length; i++) {
             if (!Double.isNaN(values[i])) {
                 sums[i] -= values[i];
@@ -57,9 +61,13 @@ final class WindowGroup {
                 counts[i] -= 1;
             }
         }
-        for (Extreme extreme : extremes) {
-            if (extreme != null) {
-                extreme.remove(values[extreme.argument]);
+        for (KeptAggregate aggregate : kept) {
+            if (aggregate != null) {
+                if (aggregate.readsPlain()) {
+                    aggregate.remove(Double.NaN, plain[aggregate.argument]);
+                } else {
+                    aggregate.remove(values[aggregate.argument], null);
+                }
             }
         }
         size -= 1;
@@ -74,59 +82,11 @@ final class WindowGroup {
                 return false;
             }
         }
-        for (Extreme extreme : extremes) {
-            if (extreme != null && !extreme.kept.isEmpty()) {
+        for (KeptAggregate aggregate : kept) {
+            if (aggregate != null && !aggregate.fresh()) {
                 return false;
             }
         }
         return true;
-    }
-
-    /**
-     * {@code max}/{@code min} of one argument over a window, as the runtime keeps it (and
-     * the reference's sliding {@code MaxAttributeAggregator}): a monotonic queue of the
-     * values that can still become the extreme; a removal takes the first kept value equal
-     * to the leaving one ({@code Double.equals}), and the extreme is then the queue's head.
-     */
-    static final class Extreme {
-        final boolean max;
-        final int argument;
-        final ArrayDeque<Double> kept = new ArrayDeque<>();
-
-        Extreme(boolean max, int argument) {
-            this.max = max;
-            this.argument = argument;
-        }
-
-        private boolean worse(double kept, double value) {
-            return max ? kept < value : kept > value;
-        }
-
-        void add(double value) {
-            if (Double.isNaN(value)) {
-                return;
-            }
-            while (!kept.isEmpty() && worse(kept.peekLast(), value)) {
-                kept.pollLast();
-            }
-            kept.addLast(value);
-        }
-
-        void remove(double value) {
-            if (Double.isNaN(value)) {
-                return;
-            }
-            Iterator<Double> values = kept.iterator();
-            while (values.hasNext()) {
-                if (values.next().equals(value)) {
-                    values.remove();
-                    return;
-                }
-            }
-        }
-
-        Double value() {
-            return kept.peekFirst();
-        }
     }
 }

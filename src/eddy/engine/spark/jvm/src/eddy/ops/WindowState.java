@@ -17,8 +17,8 @@ import java.util.function.IntFunction;
 
 /**
  * The window of one state key of {@link SlidingTimeAggregate}: its clock, the largest passing
- * timestamp, the pending timers, its groups, its queue and a {@code lengthBatch}'s events
- * waiting for their batch; and (the {@link Codec}) its bytes in Spark's state store, one
+ * timestamp, the pending timers, its groups, its queue and a batch window's events waiting
+ * for their batch; and (the {@link Codec}) its bytes in Spark's state store, one
  * binary value per key written whole each micro-batch, laid out by the query's shape.
  */
 final class WindowState {
@@ -27,7 +27,7 @@ final class WindowState {
     final ArrayDeque<Long> timers = new ArrayDeque<>();
     final Map<Object, WindowGroup> groups = new HashMap<>();
     final ArrayDeque<Entry> queue = new ArrayDeque<>();
-    /** A {@code lengthBatch}'s events since its last flush, not aggregated yet. */
+    /** A batch window's events since its last flush, not aggregated yet. */
     final List<Pending> pending = new ArrayList<>();
 
     /** The key of the one group of a query without {@code group by}. */
@@ -40,7 +40,8 @@ final class WindowState {
         final long ts;
         final WindowGroup group;
         final double[] values;
-        /** Its selected plain values, kept only when expired events are outputs. */
+        /** Its selected plain values, kept only when expired events are outputs or a
+         *  {@code distinctCount} is selected. */
         final Object[] plain;
 
         Entry(long ts, WindowGroup group, double[] values, Object[] plain) {
@@ -51,7 +52,7 @@ final class WindowState {
         }
     }
 
-    /** An event of a {@code lengthBatch} waiting for its batch to fill. */
+    /** An event of a batch window waiting for its batch to end. */
     static final class Pending {
         final long ts;
         final Object key;
@@ -92,9 +93,9 @@ final class WindowState {
     /**
      * A window's bytes for one query: the clock, the largest passing timestamp, the timers,
      * each live group's key, sums (long sums only of the arguments a long sum is selected
-     * of, so that other queries' state reads as it did before long sums), counts, extremes
-     * and size, the queue (each event's selected values when expired events are outputs)
-     * and, for a {@code lengthBatch}, its waiting events.
+     * of, so that other queries' state reads as it did before long sums), counts, kept
+     * aggregates ({@link KeptAggregate#write}) and size, the queue (each event's selected
+     * values when they are kept) and, for a batch window, its waiting events.
      */
     static final class Codec implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -102,18 +103,19 @@ final class WindowState {
         private final int groups;
         private final int arguments;
         private final int plains;
-        private final boolean expired;
+        /** Whether the window's events keep their selected plain values. */
+        private final boolean plainKept;
         private final boolean batch;
         private final boolean[] longSummed;
         private final char[] kinds;
         private final int[] indexes;
 
-        Codec(int groups, int arguments, int plains, boolean expired, boolean batch,
+        Codec(int groups, int arguments, int plains, boolean plainKept, boolean batch,
               boolean[] longSummed, char[] kinds, int[] indexes) {
             this.groups = groups;
             this.arguments = arguments;
             this.plains = plains;
-            this.expired = expired;
+            this.plainKept = plainKept;
             this.batch = batch;
             this.longSummed = longSummed;
             this.kinds = kinds;
@@ -144,12 +146,9 @@ final class WindowState {
                         }
                         out.writeLong(group.counts[i]);
                     }
-                    for (WindowGroup.Extreme extreme : group.extremes) {
-                        if (extreme != null) {
-                            out.writeInt(extreme.kept.size());
-                            for (double value : extreme.kept) {
-                                out.writeDouble(value);
-                            }
+                    for (KeptAggregate aggregate : group.kept) {
+                        if (aggregate != null) {
+                            aggregate.write(out);
                         }
                     }
                     out.writeLong(group.size);
@@ -161,7 +160,7 @@ final class WindowState {
                     for (double value : entry.values) {
                         out.writeDouble(value);
                     }
-                    if (expired) {
+                    if (plainKept) {
                         for (Object value : entry.plain) {
                             StateValues.write(out, value);
                         }
@@ -239,11 +238,9 @@ final class WindowState {
                         }
                         group.counts[i] = in.readLong();
                     }
-                    for (WindowGroup.Extreme extreme : group.extremes) {
-                        if (extreme != null) {
-                            for (int k = in.readInt(); k > 0; k--) {
-                                extreme.kept.addLast(in.readDouble());
-                            }
+                    for (KeptAggregate aggregate : group.kept) {
+                        if (aggregate != null) {
+                            aggregate.read(in);
                         }
                     }
                     group.size = in.readLong();
@@ -259,7 +256,7 @@ final class WindowState {
                         values[i] = in.readDouble();
                     }
                     Object[] plain = null;
-                    if (expired) {
+                    if (plainKept) {
                         plain = new Object[plains];
                         for (int i = 0; i < plains; i++) {
                             plain[i] = StateValues.read(in);
