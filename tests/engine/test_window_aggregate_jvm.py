@@ -9,7 +9,7 @@ keys or nothing, ``time``, ``length``, ``externalTime`` (on an attribute that go
 ``lengthBatch`` and ``timeBatch`` windows or none, selecting ``avg``/``sum``/``count()``/
 ``max``/``min``, ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``,
 ``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with and without
-``having``, into current, expired or all events (the window's timer emitting expired events
+``having``, inside value partitions or not, into current, expired or all events (the window's timer emitting expired events
 or a batch on rows of any stream, twice when the clock jumps over two ends of a batch),
 and beside a query the per-event runtime runs (Java and Python stateful operators in one
 streaming query), all of them in one app (one replay: the cost is in the micro-batches).
@@ -204,6 +204,33 @@ from T
 select site, maxForever(temp) as hi, minForever(room) as lo, count() as n
 group by site
 insert into O;""",
+    "partitioned-by-site": """partition with (site of T)
+begin
+@info(name='q')
+from T[temp > 15.0]#window.length(3)
+select site, room, sum(temp) as s, max(room) as r, count() as n
+group by room
+having n > 1
+insert into O;
+@info(name='p')
+from T#window.externalTime(dev, 4)
+select site, stdDev(temp) as sd, dev
+insert into P;
+end;""",
+    "partitioned-no-window-and-batches": """partition with (site of T)
+begin
+@info(name='q')
+from T
+select room, distinctCount(site) as d, sum(dev) as sd
+insert into O;
+end;
+partition with (site of T)
+begin
+@info(name='b')
+from T#window.lengthBatch(2)
+select ok, avg(temp) as a, site
+insert into P;
+end;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site

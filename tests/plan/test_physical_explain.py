@@ -63,8 +63,11 @@ def test_keys_follow_partitions(capsys: pytest.CaptureFixture[str]) -> None:
     out = _explain(capsys, str(HERE / "partitioned_pattern.siddhi"))
     pattern = "JVM" if bridge_jar() is not None else "vectorised"
     assert f"rise: {pattern} followed-by, keyed by roomNo in 4 buckets" in out
-    assert _choices("partitioned_runtime.siddhi", capsys)["per-symbol-max"] == \
-        ("runtime", "buckets")
+    choices = _choices("partitioned_runtime.siddhi", capsys)
+    assert choices["per-symbol-max"] == ("runtime", "buckets")
+    # a partition's length window: each value's own window in eddy's Java operator
+    assert choices["per-symbol-sum"] == \
+        ("jvm-window-aggregate" if bridge_jar() is not None else "runtime", "buckets")
 
 
 def test_each_stateful_query_its_own_operator(capsys: pytest.CaptureFixture[str]) -> None:

@@ -131,7 +131,8 @@ def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: Da
     window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout, jvm=True)
     if window is None:
         raise _disagree(choice)
-    return _in_jvm(choice, jvm_window_aggregate(analyzed, window, source, layout))
+    return _in_jvm(choice, jvm_window_aggregate(analyzed, window, source, layout,
+                                                buckets=_buckets(choice)))
 
 
 def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import json
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, StructType
 
 from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
+from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, runs_in_jvm
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
@@ -43,7 +44,7 @@ from eddy.engine.operators.window_aggregates.spark import (
     output_writer,
 )
 from eddy.engine.spark.jvm_classes import java_schema, jvm_class
-from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, spark_type
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
@@ -53,13 +54,20 @@ _KINDS = {"sum": "s", "avg": "a", "max": "M", "min": "m", "maxForever": "F",
 
 
 def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
-                         layout: InputLayout) -> DataFrame | None:
+                         layout: InputLayout, *, buckets: int = 0) -> DataFrame | None:
     """The query's outputs in the writer's schema from the Java operator, or None when it
-    does not take the query or the session lacks eddy's JVM classes."""
+    does not take the query or the session lacks eddy's JVM classes. ``buckets``: the
+    planned hash buckets of a partitioned query's partition values (else one key)."""
     operator = jvm_class(source.sparkSession, OPERATOR) if runs_in_jvm(plan) else None
     if operator is None:
         return None
     spec = plan.spec
+    key: Column = F.lit(0)
+    partition = spec.partition_column
+    if partition is not None:  # only its stream's rows with a value: the others go nowhere
+        assert buckets > 0, "a partitioned query's state is bucketed by its partition value"
+        source = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
+        key = hash_bucket([F.col(partition)], buckets, source.sparkSession)
     rows = operator_rows(analyzed, plan, source, layout)
     plain = spec.plain_columns
     types = dict(zip(layout.columns(plan.stream),
@@ -67,12 +75,13 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     integral = "".join("l" if types[c] in (AttrType.INT, AttrType.LONG) else "d"
                        for c in spec.argument_columns)
     laid_out = rows.select(
-        SEQ, TS, EVENT, PASS, F.lit(0).cast("int").alias("_key"),
+        SEQ, TS, EVENT, PASS, key.cast("int").alias("_key"),
         *(F.col(c).alias(f"g{i}") for i, c in enumerate(spec.group_columns)),
         *(F.col(c).cast("long" if kind == "l" else "double").alias(f"a{i}")
           for i, (c, kind) in enumerate(zip(spec.argument_columns, integral))),
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)),
-        *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []))
+        *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []),
+        *([F.col(partition).alias("_partition")] if partition is not None else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch)
     batch = spec.window in ("lengthBatch", "timeBatch")
     one_per_input = spec.events == "current" and not batch
@@ -90,7 +99,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span,
                               len(spec.group_columns), integral,
                               ",".join(_kind(out, plain) for out in spec.outputs), having,
-                              java_schema(spark, output))
+                              partition is not None, java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
 

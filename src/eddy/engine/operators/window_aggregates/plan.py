@@ -11,8 +11,10 @@ windows or aggregations in the app. eddy's Java operator also runs
 a ``timeBatch`` into expired or all events or selecting only plain attributes, and keeps
 ``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
 ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
-(a long, as the runtime sums it) and a ``having`` over the selected attributes. Everything
-else stays in the per-event runtime.
+(a long, as the runtime sums it) and a ``having`` over the selected attributes; and the
+query of a value partition (each value its own window) when its window has no timer and
+reads no clock of the app's (``length``, ``lengthBatch``, ``externalTime`` or none) and it
+inserts current events. Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ JVM_ONLY = ("externalTime", "lengthBatch")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
+PARTITIONED = ("length", "lengthBatch", "externalTime", "none")
+"""Windows eddy's Java operator runs inside a value partition, current events out: those
+with no timer and no clock of the app's (a partition's rows alone move them)."""
+_PARTITION_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
 _EXTREME_TYPES = (AttrType.INT, AttrType.DOUBLE)
 """Argument types of ``max``/``min`` the Java operator keeps exactly (as doubles)."""
 KEPT = {"max": _EXTREME_TYPES, "min": _EXTREME_TYPES, "maxForever": _EXTREME_TYPES,
@@ -76,7 +82,9 @@ class WindowSpec:
     window's expired events only in eddy's Java operator);
     ``having`` the condition over the selected attributes (column ``o<i>``: the i-th), only
     in eddy's Java operator; ``clock_column`` the timestamp attribute of an
-    ``externalTime`` window."""
+    ``externalTime`` window; ``partition_column`` the attribute of a value partition the
+    query is in (each value has its own window: only in eddy's Java operator) and ``place``
+    the query's place among the partition's."""
 
     window: str
     span: int
@@ -87,6 +95,8 @@ class WindowSpec:
     events: str = "current"
     having: Node | None = None
     clock_column: str | None = None
+    partition_column: str | None = None
+    place: int = 0
 
     @property
     def plain_columns(self) -> list[str]:
@@ -119,14 +129,14 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     """The plan when ``rest`` (the group's queries that are not native) is one query of the
     shape above, else None. ``jvm``: eddy's Java operator is there, so the shapes only
     it runs (above) are taken too."""
-    if len(rest) != 1 or analyzed.partitions:
+    if len(rest) != 1:
         return None
     if any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
         return None
     info = rest[0]
     query, selector = info.query, info.query.selector
     source = query.input
-    if not (info.partition is None and isinstance(source, ast.SingleInputStream)
+    if not (isinstance(source, ast.SingleInputStream)
             and not source.inner and not source.fault
             and isinstance(query.output, ast.InsertIntoStream)
             and info.target_kind == "stream"
@@ -162,6 +172,11 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if shape is None:
         return None
     name, span, events, clock_column = shape
+    partition = None
+    if info.partition is not None:
+        partition = _partition(analyzed, info, stream, column_of, types)
+        if not (jvm and partition is not None and name in PARTITIONED and events == "current"):
+            return None
 
     group_columns = [column_of(v) for v in selector.group_by]
     if any(c is None or types[c] is AttrType.DOUBLE for c in group_columns):
@@ -190,7 +205,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
-                      clock_column)
+                      clock_column, *(partition or (None, 0)))
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
@@ -222,6 +237,25 @@ def _window_shape(window: ast.Window | None, events: str,
             (window.name in ("length", "timeBatch", "lengthBatch") and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
     return window.name, span, events, clock_column
+
+
+def _partition(analyzed: AnalyzedApp, info: QueryInfo, stream: str,
+               column_of: Callable[[ast.Expression], str | None],
+               types: dict[str, AttrType]) -> tuple[str, int] | None:
+    """``(column, place)`` of the value partition ``info`` is in, when it partitions
+    ``stream`` by a plain int, long, string or bool attribute (whose values are equal
+    exactly when their Java ``toString``s, Siddhi's partition keys, are), else None."""
+    assert info.partition is not None
+    partition = analyzed.partition(info.partition)
+    for ptype in partition.partition.partition_types:
+        if ptype.stream == stream:
+            if not isinstance(ptype, ast.ValuePartitionType):
+                return None
+            column = column_of(ptype.expression)
+            if column is None or types[column] not in _PARTITION_TYPES:
+                return None
+            return column, [q.id for q in partition.queries].index(info.id)
+    return None  # a stream the partition does not split goes to every key
 
 
 def runs_in_jvm(plan: WindowPlan) -> bool:

@@ -111,7 +111,7 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
 def needed_columns(spec: WindowSpec) -> list[str]:
     """The input columns an operator of ``spec`` reads besides the row's own fields."""
     return sorted({*spec.group_columns, *spec.argument_columns, *spec.plain_columns,
-                   *([spec.clock_column] if spec.clock_column else [])})
+                   *(c for c in (spec.clock_column, spec.partition_column) if c)})
 
 
 def output_writer(plan: WindowPlan, *, one_per_input: bool = False,
@@ -128,7 +128,10 @@ def output_writer(plan: WindowPlan, *, one_per_input: bool = False,
     def writer(col: Callable[[str], Column]) -> WriterColumns:
         values = [(col(f"o{i}"), Attribute(out.name, out.type))
                   for i, out in enumerate(spec.outputs)]
-        by_input = F.array(*(F.lit(i) for i in (1, info.index, 0, 0)),
+        # (1, the query's place in the app, 0, 0 (in a partition: the value's only key,
+        # the query's place in the partition, 0, 0)), then the position in the emission
+        inside = (0, spec.place, 0, 0) if spec.partition_column else (0, 0)
+        by_input = F.array(*(F.lit(i) for i in (1, info.index, *inside)),
                            col(POSITION) if expiring else F.lit(0))
         by_timer = F.array(F.lit(0), F.lit(spec.scheduler),
                            col(FIRING) if firing else F.lit(0), F.lit(0), F.lit(0),

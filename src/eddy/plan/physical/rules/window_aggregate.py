@@ -2,8 +2,10 @@
 
 Applies to each query left after rule 1 that stands alone in its group (it reads only the
 group's input streams and no query of the group reads its output:
-:meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
-table, named window or aggregation, and the query is ``from S[f]#window.time(t)``,
+:meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no table, named
+window or aggregation, and the query (outside any partition; in the Java operator also the
+query of a value partition with a ``length``, ``lengthBatch`` or ``externalTime`` window or
+none, into current events) is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
@@ -25,7 +27,9 @@ key, except a ``time`` window with ``group by``, current events only and no filt
 every row carries its stream's clock: then hash buckets of the ``group by`` values, each
 bucket expiring by the stream's clock, not its own. (Expired events that are outputs leave
 when the window's timer fires, and one group's event sets the timer that expires every
-group's: one key.)
+group's: one key.) A partitioned query's state is hash buckets of the partition value, each
+value's window apart in its bucket, as Siddhi gives each key its own; those windows have no
+timer and read no clock but their own rows', so a bucket needs no other rows.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ by them."""
 
 def apply(planning: Planning) -> None:
     """Places every standalone query the window aggregate runs, each in its own operator."""
-    if planning.analyzed.partitions or planning.keeps_global_state():
+    if planning.keeps_global_state():
         return
     for info in planning.pending:
         if not planning.standalone(info):
@@ -63,8 +67,15 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     what = f"a #window.{window.name}" if isinstance(window, ast.Window) else "the events"
     output = info.query.output
     events = output.event_type if isinstance(output, ast.InsertIntoStream) else "current"
+    key = ONE_KEY
+    if info.partition is not None:  # each partition value has its own window
+        attribute = next(p.expression.attribute for p in
+                         planning.analyzed.partition(info.partition).partition.partition_types
+                         if p.stream == source.stream and isinstance(p, ast.ValuePartitionType)
+                         and isinstance(p.expression, ast.Variable))
+        key = StateKey("buckets", ((source.stream, attribute),), BUCKETS)
     planning.choose(QueryChoice(
-        info.id, "jvm-window-aggregate", ONE_KEY, NAME,
+        info.id, "jvm-window-aggregate", key, NAME,
         f"it aggregates {what} of {source.stream} into {events} events: "
         "eddy's Java operator, no crossing into Python"))
 

@@ -3,6 +3,7 @@ package eddy.ops;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -65,7 +66,8 @@ import org.apache.spark.sql.types.StructType;
  * on-demand query row, refused), passes (boolean), the state key (int), then the group
  * columns, the arguments (doubles, or longs where {@code argumentTypes} says so) and the
  * selected plain columns, in the order the caller declares them, then (an
- * {@code externalTime} window) its timestamp attribute. Output: {@code _seq}, {@code _ts},
+ * {@code externalTime} window) its timestamp attribute, then (in a partition) the partition
+ * value. Output: {@code _seq}, {@code _ts},
  * (when expired events are outputs or the window is a batch: {@code _i} the position in its
  * emission, {@code _x} expired, {@code _timer} emitted by the window's timer, and for a
  * {@code timeBatch} {@code _n}: which of the timers due at the row,) then one column per
@@ -81,7 +83,8 @@ import org.apache.spark.sql.types.StructType;
  * pending timers (a {@code timeBatch}: its next end), each group's key, sums, long sums,
  * counts, kept aggregates and size, the queue (with each event's selected values when
  * expired events are outputs or a {@code distinctCount} is selected) and a batch window's
- * events waiting for their batch; written whole each micro-batch (the window of one key).
+ * events waiting for their batch; written whole each micro-batch (the window of one key;
+ * in a value partition, each value's window: Siddhi gives each partition key its own).
  */
 public final class SlidingTimeAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
@@ -97,6 +100,8 @@ public final class SlidingTimeAggregate implements
     private final boolean batch;
     /** {@code timeBatch}: see {@link #timeBatchStep}. */
     private final boolean timed;
+    /** Each value of a partition (a row's last column) has a window of its own. */
+    private final boolean partitioned;
     private final WindowState.Codec codec;
     /** Which events go out: current ones, expired ones, or both (when expired ones do, the
      *  window follows the runtime's timers and chunks: see the class comment). */
@@ -127,7 +132,8 @@ public final class SlidingTimeAggregate implements
 
     private SlidingTimeAggregate(String window, String events, long span, int groups,
                                  String argumentTypes, String[] kinds, Expression having,
-                                 StructType output) {
+                                 boolean partitioned, StructType output) {
+        this.partitioned = partitioned;
         this.length = "length".equals(window);
         this.external = "externalTime".equals(window);
         this.unbounded = "none".equals(window);
@@ -184,12 +190,13 @@ public final class SlidingTimeAggregate implements
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
                                      long span, int groups, String argumentTypes, String kinds,
-                                     String having, StructType output) throws IOException {
+                                     String having, boolean partitioned, StructType output)
+            throws IOException {
         Expression condition = having.isEmpty() ? null
                 : Expression.parse(new ObjectMapper().readTree(having));
         SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, groups,
                 argumentTypes, kinds.isEmpty() ? new String[0] : kinds.split(","), condition,
-                output);
+                partitioned, output);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -244,7 +251,10 @@ public final class SlidingTimeAggregate implements
         List<Row> rows = new ArrayList<>();
         input.forEachRemaining(rows::add);
         rows.sort((a, b) -> Long.compare(a.getLong(0), b.getLong(0)));
-        WindowState window = state.exists() ? codec.read(state.get()) : new WindowState();
+        Map<Object, WindowState> windows = partitioned && state.exists()
+                ? codec.readKeyed(state.get()) : new HashMap<>();
+        WindowState window = partitioned ? null
+                : state.exists() ? codec.read(state.get()) : new WindowState();
         List<Row> out = new ArrayList<>();
         int argumentsAt = FIRST + groups;
         int plainAt = argumentsAt + arguments;
@@ -255,6 +265,10 @@ public final class SlidingTimeAggregate implements
                         + "operator does not keep");
             }
             long ts = row.getLong(1);
+            if (partitioned) {
+                window = windows.computeIfAbsent(row.get(row.length() - 1),
+                        k -> new WindowState());
+            }
             if (external) {
                 externalStep(window, chunk, row, ts, out, argumentsAt, plainAt);
                 continue;
@@ -289,7 +303,7 @@ public final class SlidingTimeAggregate implements
                     keepsPlain ? plainValues(row, plainAt) : null);
             emitCurrent(row, group, ts, out, plainAt);
         }
-        state.update(codec.write(window));
+        state.update(partitioned ? codec.writeKeyed(windows) : codec.write(window));
         return out.iterator();
     }
 

@@ -122,6 +122,38 @@ final class WindowState {
             this.indexes = indexes;
         }
 
+        /** The windows of a partition's values, each as {@link #write} lays it out. */
+        byte[] writeKeyed(Map<Object, WindowState> windows) {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            try (DataOutputStream out = new DataOutputStream(bytes)) {
+                out.writeInt(windows.size());
+                for (Map.Entry<Object, WindowState> entry : windows.entrySet()) {
+                    StateValues.write(out, entry.getKey());
+                    byte[] window = write(entry.getValue());
+                    out.writeInt(window.length);
+                    out.write(window);
+                }
+            } catch (IOException error) {
+                throw new UncheckedIOException(error);
+            }
+            return bytes.toByteArray();
+        }
+
+        Map<Object, WindowState> readKeyed(byte[] state) {
+            Map<Object, WindowState> windows = new HashMap<>();
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(state))) {
+                for (int count = in.readInt(); count > 0; count--) {
+                    Object key = StateValues.read(in);
+                    byte[] window = new byte[in.readInt()];
+                    in.readFully(window);
+                    windows.put(key, read(window));
+                }
+            } catch (IOException error) {
+                throw new UncheckedIOException(error);
+            }
+            return windows;
+        }
+
         byte[] write(WindowState window) {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             try (DataOutputStream out = new DataOutputStream(bytes)) {
