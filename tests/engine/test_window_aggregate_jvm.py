@@ -5,9 +5,9 @@ Random events — timestamps that tie and go back, null arguments, several group
 other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on
 Spark at micro-batches of 40 and all (so its state is written and read back between
 batches), for queries with and without a filter in front, grouped by an int, a string, two
-keys or nothing, ``time``, ``length``, ``externalTime`` (on an attribute that goes back),
-``lengthBatch`` and ``timeBatch`` windows or none, selecting ``avg``/``sum``/``count()``/
-``max``/``min``, ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``,
+keys or nothing, ``time``, ``length``, ``timeLength``, ``externalTime`` (on an attribute
+that goes back), ``lengthBatch`` and ``timeBatch`` windows or none, selecting
+``avg``/``sum``/``count()``/``max``/``min``, ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``,
 ``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with and without
 ``having``, inside value partitions or not, into current, expired or all events (the
 window's timer emitting expired events or a batch on rows of any stream, twice when the
@@ -232,6 +232,15 @@ from T#window.lengthBatch(2)
 select ok, avg(temp) as a, site
 insert into P;
 end;""",
+    "time-length-by-room": """@info(name='q')
+from T[temp > 15.0]#window.timeLength(600 milliseconds, 3)
+select room, sum(temp) as s, max(temp) as hi, count() as n
+group by room
+insert into O;""",
+    "time-length-all-events": """@info(name='q')
+from T#window.timeLength(400 milliseconds, 4)
+select avg(temp) as a, min(room) as lo, site
+insert all events into O;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site

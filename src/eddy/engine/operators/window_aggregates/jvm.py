@@ -96,7 +96,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     spark = source.sparkSession
     having = "" if spec.having is None else json.dumps(
         expression_json(spec.having, lambda column: (0, int(column[1:]))))
-    computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span,
+    computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span, spec.size,
                               len(spec.group_columns), integral,
                               ",".join(_kind(out, plain) for out in spec.outputs), having,
                               partition is not None, java_schema(spark, output))

@@ -7,7 +7,8 @@ attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, option
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
 ``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
 windows or aggregations in the app. eddy's Java operator also runs
-``#window.externalTime(a, t)``, ``#window.lengthBatch(n)`` and queries without a window,
+``#window.externalTime(a, t)``, ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``
+and queries without a window,
 a ``timeBatch`` into expired or all events or selecting only plain attributes, and keeps
 ``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
 ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
@@ -38,7 +39,7 @@ SLIDING = ("time", "length")
 """Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
-JVM_ONLY = ("externalTime", "lengthBatch")
+JVM_ONLY = ("externalTime", "lengthBatch", "timeLength")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
@@ -75,8 +76,8 @@ class Output:
 class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
-    ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime``, ``lengthBatch`` or
-    ``none`` (no window), ``span`` its length (ms, or events for ``length``); ``scheduler``
+    ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime``, ``lengthBatch``,
+    ``timeLength`` or ``none`` (no window), ``span`` its length (ms, or events for ``length``); ``scheduler``
     the window's scheduler number in the app (part of a timer-driven output's ``_order``);
     ``events`` what the query inserts: ``current``, ``expired`` or ``all`` events (a batch
     window's expired events only in eddy's Java operator);
@@ -84,7 +85,7 @@ class WindowSpec:
     in eddy's Java operator; ``clock_column`` the timestamp attribute of an
     ``externalTime`` window; ``partition_column`` the attribute of a value partition the
     query is in (each value has its own window: only in eddy's Java operator) and ``place``
-    the query's place among the partition's."""
+    the query's place among the partition's; ``size`` a ``timeLength``'s events."""
 
     window: str
     span: int
@@ -97,6 +98,7 @@ class WindowSpec:
     clock_column: str | None = None
     partition_column: str | None = None
     place: int = 0
+    size: int = 0
 
     @property
     def plain_columns(self) -> list[str]:
@@ -171,7 +173,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     shape = _window_shape(window, query.output.event_type, column_of, types, jvm)
     if shape is None:
         return None
-    name, span, events, clock_column = shape
+    name, span, size, events, clock_column = shape
     partition = None
     if info.partition is not None:
         partition = _partition(analyzed, info, stream, column_of, types)
@@ -199,13 +201,13 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if name == "timeBatch" and not (aggregates or group_columns or in_jvm):
         return None  # every event of a batch goes out: a different selector path
     scheduler = 0
-    if name in ("time", "timeBatch"):  # the windows with timers
+    if name in ("time", "timeBatch", "timeLength"):  # the windows with timers
         from eddy.runtime.group import scheduler_order
 
         scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
-                      clock_column, *(partition or (None, 0)))
+                      clock_column, *(partition or (None, 0)), size)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
@@ -213,20 +215,28 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
 def _window_shape(window: ast.Window | None, events: str,
                   column_of: Callable[[ast.Expression], str | None],
                   types: dict[str, AttrType], jvm: bool
-                  ) -> tuple[str, int, str, str | None] | None:
-    """``(name, span, events, clock column)`` of a window an operator runs (``none`` and
-    events ``current`` for no window: nothing ever expires), or None."""
+                  ) -> tuple[str, int, int, str, str | None] | None:
+    """``(name, span, size, events, clock column)`` of a window an operator runs (``none``
+    and events ``current`` for no window: nothing ever expires; ``size`` a ``timeLength``'s
+    events), or None."""
     if window is None:
-        return ("none", 0, "current", None) if jvm and events != "expired" else None
+        return ("none", 0, 0, "current", None) if jvm and events != "expired" else None
     if window.namespace is not None or window.name not in WINDOWS + (JVM_ONLY if jvm else ()):
         return None
     clock_column = None
+    size = 0
     if window.name == "externalTime":
         if len(window.args) != 2:
             return None
         clock_column = column_of(window.args[0])
         if clock_column is None or types[clock_column] is not AttrType.LONG:
             return None
+    elif window.name == "timeLength":
+        size = constant_value(window.args[1]) if len(window.args) == 2 else None
+        if not _positive(size) or not _positive(constant_value(window.args[0])):
+            return None  # (a window of no time or no events: every event leaves at once)
+        assert isinstance(size, int)
+        return window.name, constant_value(window.args[0]), size, events, None
     elif len(window.args) != 1:
         return None
     if events != "current" and window.name not in SLIDING + JVM_ONLY + \
@@ -236,7 +246,11 @@ def _window_shape(window: ast.Window | None, events: str,
     if not isinstance(span, int) or isinstance(span, bool) or \
             (window.name in ("length", "timeBatch", "lengthBatch") and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
-    return window.name, span, events, clock_column
+    return window.name, span, size, events, clock_column
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _partition(analyzed: AnalyzedApp, info: QueryInfo, stream: str,

@@ -23,9 +23,10 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A Siddhi {@code #window.time(t)}, {@code #window.length(n)},
- * {@code #window.externalTime(a, t)}, {@code #window.lengthBatch(n)} or
- * {@code #window.timeBatch(t)} — or no window at all (current events only) — with
- * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} per group, optionally
+ * {@code #window.timeLength(t, n)}, {@code #window.externalTime(a, t)},
+ * {@code #window.lengthBatch(n)} or {@code #window.timeBatch(t)} — or no window at all
+ * (current events only) — with {@code avg}/{@code sum}/{@code count()}/{@code max}/
+ * {@code min} and the aggregates of {@link KeptAggregate} per group, optionally
  * {@code having}, current, expired or all events out, run inside the JVM (Spark's
  * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
  * Python. ({@code externalTime} and the batch windows are described at {@link #externalStep},
@@ -92,6 +93,11 @@ public final class SlidingTimeAggregate implements
     private static final int FIRST = 5;
 
     private final boolean length;
+    /** {@code timeLength(t, n)}: a time window of at most {@link #size} events, each leaving
+     *  by its own timestamp (a length eviction can let a younger event out first) and asking
+     *  for a timer at its timestamp plus {@code t}. */
+    private final boolean timeLength;
+    private final long size;
     /** {@code externalTime}: the clock is a timestamp attribute (after the plain columns). */
     private final boolean external;
     /** No window: every passing event aggregates and none ever leaves (current events). */
@@ -130,11 +136,14 @@ public final class SlidingTimeAggregate implements
     private final int[] indexes;
     private final boolean[] integral;
 
-    private SlidingTimeAggregate(String window, String events, long span, int groups,
+    private SlidingTimeAggregate(String window, String events, long span, long size,
+                                 int groups,
                                  String argumentTypes, String[] kinds, Expression having,
                                  boolean partitioned, StructType output) {
         this.partitioned = partitioned;
         this.length = "length".equals(window);
+        this.timeLength = "timeLength".equals(window);
+        this.size = size;
         this.external = "externalTime".equals(window);
         this.unbounded = "none".equals(window);
         this.batch = "lengthBatch".equals(window);
@@ -189,12 +198,12 @@ public final class SlidingTimeAggregate implements
      * {@code expired} or {@code all}, {@code having} the condition's JSON or empty.
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
-                                     long span, int groups, String argumentTypes, String kinds,
-                                     String having, boolean partitioned, StructType output)
-            throws IOException {
+                                     long span, long size, int groups, String argumentTypes,
+                                     String kinds, String having, boolean partitioned,
+                                     StructType output) throws IOException {
         Expression condition = having.isEmpty() ? null
                 : Expression.parse(new ObjectMapper().readTree(having));
-        SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, groups,
+        SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, size, groups,
                 argumentTypes, kinds.isEmpty() ? new String[0] : kinds.split(","), condition,
                 partitioned, output);
         return KeyColumn.grouped(rows, 4)
@@ -295,11 +304,11 @@ public final class SlidingTimeAggregate implements
             if (!row.getBoolean(3)) {
                 continue;
             }
-            if (length && window.queue.size() >= span) {  // the new event pushes out the head
-                remove(window, window.queue.pollFirst());
+            if (window.queue.size() >= (timeLength ? size : length ? span : Long.MAX_VALUE)) {
+                remove(window, window.queue.pollFirst());  // the new event pushes out the head
             }
             window.last = Math.max(window.last, ts);
-            WindowGroup group = enter(window, row, window.last, argumentsAt,
+            WindowGroup group = enter(window, row, timeLength ? ts : window.last, argumentsAt,
                     keepsPlain ? plainValues(row, plainAt) : null);
             emitCurrent(row, group, ts, out, plainAt);
         }
@@ -476,15 +485,17 @@ public final class SlidingTimeAggregate implements
         }
         if (!length) {
             expire(window, chunk, seq);
-        } else if (window.queue.size() >= span) {
+        }
+        if (window.queue.size() >= (timeLength ? size : length ? span : Long.MAX_VALUE)) {
             leave(window, chunk, seq);
         }
         Object[] plain = plainValues(row, plainAt);
-        if (!length && ts > window.last) {
-            window.timers.addLast(ts + span);
+        if (timeLength || !length && ts > window.last) {
+            window.timers.addLast(ts + span);  // (a timeLength: every event, in its order)
         }
         window.last = Math.max(window.last, ts);
-        WindowGroup group = enter(window, row, window.last, argumentsAt, plain);
+        WindowGroup group = enter(window, row, timeLength ? ts : window.last, argumentsAt,
+                plain);
         chunk.select(group, plain, seq, ts, false);
         chunk.emitTo(out, false, 0);
     }
