@@ -7,15 +7,15 @@ Spark at micro-batches of 40 and all (so its state is written and read back betw
 batches), for queries with and without a filter in front, grouped by an int, a string, two
 keys or nothing, ``time``, ``length``, ``timeLength``, ``externalTime`` (on an attribute
 that goes back), ``lengthBatch`` and ``timeBatch`` windows or none, selecting
-``avg``/``sum``/``count()``/``max``/``min``, ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``,
-``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with and without
-``having``, inside value partitions or not, into current, expired or all events (the
-window's timer emitting expired events or a batch on rows of any stream, twice when the
-clock jumps over two ends of a batch),
-and beside a query the per-event runtime runs (Java and Python stateful operators in one
-streaming query), all of them in one app (one replay: the cost is in the micro-batches).
-The outputs must equal the runtime's, event for event and in order. A second test checks
-that the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not a Python worker.
+``avg``/``sum``/``count()``/``max``/``min``, ``maxForever``/``minForever``, ``stdDev``,
+``and``/``or``, ``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with
+and without ``having``, inside value partitions or not, into current, expired or all events
+(the window's timer emitting expired events or a batch on rows of any stream, twice when the
+clock jumps over two ends of a batch), and beside a query the per-event runtime runs (Java
+and Python stateful operators in one streaming query), all of them in one app (one replay:
+the cost is in the micro-batches). The outputs must equal the runtime's, event for event and
+in order. A second test checks that the plan Spark runs is the JVM's
+``flatMapGroupsWithState``, not a Python worker.
 """
 
 from __future__ import annotations

@@ -77,15 +77,15 @@ class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
     ``window`` is ``time``, ``length``, ``timeBatch``, ``externalTime``, ``lengthBatch``,
-    ``timeLength`` or ``none`` (no window), ``span`` its length (ms, or events for ``length``); ``scheduler``
-    the window's scheduler number in the app (part of a timer-driven output's ``_order``);
-    ``events`` what the query inserts: ``current``, ``expired`` or ``all`` events (a batch
-    window's expired events only in eddy's Java operator);
+    ``timeLength`` or ``none`` (no window), ``span`` its length (ms, or events for
+    ``length``); ``scheduler`` the window's scheduler number in the app (part of a timer-
+    driven output's ``_order``); ``events`` what the query inserts: ``current``, ``expired``
+    or ``all`` events (a batch window's expired events only in eddy's Java operator);
     ``having`` the condition over the selected attributes (column ``o<i>``: the i-th), only
-    in eddy's Java operator; ``clock_column`` the timestamp attribute of an
-    ``externalTime`` window; ``partition_column`` the attribute of a value partition the
-    query is in (each value has its own window: only in eddy's Java operator) and ``place``
-    the query's place among the partition's; ``size`` a ``timeLength``'s events."""
+    in eddy's Java operator; ``clock_column`` the timestamp attribute of an ``externalTime``
+    window; ``partition_column`` the attribute of a value partition the query is in (each
+    value has its own window: only in eddy's Java operator) and ``place`` the query's place
+    among the partition's; ``size`` a ``timeLength``'s events."""
 
     window: str
     span: int
@@ -207,7 +207,8 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
-                      clock_column, *(partition or (None, 0)), size)
+                      clock_column, partition[0] if partition else None,
+                      partition[1] if partition else 0, size)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
@@ -232,11 +233,12 @@ def _window_shape(window: ast.Window | None, events: str,
         if clock_column is None or types[clock_column] is not AttrType.LONG:
             return None
     elif window.name == "timeLength":
-        size = constant_value(window.args[1]) if len(window.args) == 2 else None
-        if not _positive(size) or not _positive(constant_value(window.args[0])):
+        time, count = (constant_value(a) for a in window.args) if len(window.args) == 2 \
+            else (None, None)
+        if not (_positive(time) and _positive(count)):
             return None  # (a window of no time or no events: every event leaves at once)
-        assert isinstance(size, int)
-        return window.name, constant_value(window.args[0]), size, events, None
+        assert isinstance(time, int) and isinstance(count, int)
+        return window.name, time, count, events, None
     elif len(window.args) != 1:
         return None
     if events != "current" and window.name not in SLIDING + JVM_ONLY + \
