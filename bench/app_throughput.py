@@ -29,7 +29,11 @@ Apps:
 - ``filtered-window``: ``TempStream[temp > 20]#window.time(1 min)`` avg by room.
 - ``hot-rooms``: ``#window.time(1 min)`` avg and count by room ``having avgTemp > 32.0``;
 - ``device-totals``: no window, per device (5,000) a running count, ``max(temp)`` and
-  ``sum(roomNo)`` (a long).
+  ``sum(roomNo)`` (a long);
+- ``minute-batches``: ``#window.timeBatch(1 min)`` per room ``max(temp)``, ``stdDev(temp)``
+  and a count, ``having maxTemp > 40.0``;
+- ``room-partitions``: ``partition with (roomNo of TempStream)``, each room's
+  ``#window.length(10)`` avg and ``distinctCount(deviceID)``.
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -119,10 +123,24 @@ having avgTemp > 32.0 insert into HotRoomStream;
 select deviceID, count() as readings, max(temp) as maxTemp, sum(roomNo) as roomSum
 group by deviceID insert into DeviceTotalStream;
 """,
+    "minute-batches": "@app:name('MinuteBatches')\n" + TEMP + """
+@info(name = 'minute-batches') from TempStream#window.timeBatch(1 min)
+select roomNo, max(temp) as maxTemp, stdDev(temp) as spread, count() as readings
+group by roomNo having maxTemp > 40.0 insert into MinuteStream;
+""",
+    "room-partitions": "@app:name('RoomPartitions')\n" + TEMP + """
+partition with (roomNo of TempStream)
+begin
+    @info(name = 'room-last-10') from TempStream#window.length(10)
+    select roomNo, avg(temp) as avgTemp, distinctCount(deviceID) as devices
+    insert into RoomStream;
+end;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
-                                  "hot-rooms": None, "device-totals": None}
+                                  "hot-rooms": None, "device-totals": None,
+                                  "minute-batches": None, "room-partitions": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""

@@ -218,6 +218,14 @@ from T#window.externalTime(dev, 4)
 select site, stdDev(temp) as sd, dev
 insert into P;
 end;""",
+    "partitioned-time-by-site": """partition with (site of T)
+begin
+@info(name='q')
+from T[ok == true]#window.time(500 milliseconds)
+select site, room, avg(temp) as a, max(temp) as hi, count() as n
+group by room
+insert into O;
+end;""",
     "partitioned-no-window-and-batches": """partition with (site of T)
 begin
 @info(name='q')

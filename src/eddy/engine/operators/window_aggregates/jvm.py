@@ -64,11 +64,17 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     spec = plan.spec
     key: Column = F.lit(0)
     partition = spec.partition_column
-    if partition is not None:  # only its stream's rows with a value: the others go nowhere
+    value: Column | None = None  # a row's partition value (null: the row only moves the clock)
+    if partition is not None and spec.shared_clock:  # every row, on one key
+        assert buckets == 0, "a partitioned time window's clock is the group's: one key"
+        value = F.when(F.col(STREAM) == plan.stream, F.col(partition))
+    elif partition is not None:  # only its stream's rows with a value: the others go nowhere
         assert buckets > 0, "a partitioned query's state is bucketed by its partition value"
         source = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
         key = hash_bucket([F.col(partition)], buckets, source.sparkSession)
-    rows = operator_rows(analyzed, plan, source, layout)
+        value = F.col(partition)
+    rows = operator_rows(analyzed, plan, source, layout,
+                         extra=[value.alias("_partition")] if value is not None else [])
     plain = spec.plain_columns
     types = dict(zip(layout.columns(plan.stream),
                      (a.type for a in layout.attributes(plan.stream))))
@@ -81,7 +87,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
           for i, (c, kind) in enumerate(zip(spec.argument_columns, integral))),
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)),
         *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []),
-        *([F.col(partition).alias("_partition")] if partition is not None else []))
+        *(["_partition"] if value is not None else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch)
     batch = spec.window in ("lengthBatch", "timeBatch")
     one_per_input = spec.events == "current" and not batch
@@ -99,7 +105,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span, spec.size,
                               len(spec.group_columns), integral,
                               ",".join(_kind(out, plain) for out in spec.outputs), having,
-                              partition is not None, java_schema(spark, output))
+                              value is not None, java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
 

@@ -13,9 +13,9 @@ a ``timeBatch`` into expired or all events or selecting only plain attributes, a
 ``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
 ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
 (a long, as the runtime sums it) and a ``having`` over the selected attributes; and the
-query of a value partition (each value its own window) when its window has no timer and
-reads no clock of the app's (``length``, ``lengthBatch``, ``externalTime`` or none) and it
-inserts current events. Everything else stays in the per-event runtime.
+query of a value partition (each value its own window) with a ``length``, ``lengthBatch``,
+``externalTime`` or ``time`` window or none, inserting current events. Everything else
+stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -43,9 +43,11 @@ JVM_ONLY = ("externalTime", "lengthBatch", "timeLength")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
-PARTITIONED = ("length", "lengthBatch", "externalTime", "none")
-"""Windows eddy's Java operator runs inside a value partition, current events out: those
-with no timer and no clock of the app's (a partition's rows alone move them)."""
+PARTITIONED = ("length", "lengthBatch", "externalTime", "none", "time")
+"""Windows eddy's Java operator runs inside a value partition, current events out: with no
+timer and no clock of the app's (a partition's rows alone move them; hash buckets of the
+partition value), or the ``time`` window, whose clock every row of the group moves (one
+state key: :attr:`WindowSpec.shared_clock`)."""
 _PARTITION_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
 _EXTREME_TYPES = (AttrType.INT, AttrType.DOUBLE)
 """Argument types of ``max``/``min`` the Java operator keeps exactly (as doubles)."""
@@ -99,6 +101,12 @@ class WindowSpec:
     partition_column: str | None = None
     place: int = 0
     size: int = 0
+
+    @property
+    def shared_clock(self) -> bool:
+        """A partitioned ``time`` window: each value's window expires by the group's clock,
+        which every row moves, so all rows reach one state key."""
+        return self.partition_column is not None and self.window == "time"
 
     @property
     def plain_columns(self) -> list[str]:

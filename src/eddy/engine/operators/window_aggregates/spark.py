@@ -12,7 +12,7 @@ A batch window stays on one key: a group's place in a flush depends on the other
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -83,11 +83,12 @@ def window_aggregate_part(analyzed: AnalyzedApp, plan: WindowPlan, source: DataF
 
 
 def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
-                  layout: InputLayout, *, split: bool = False) -> DataFrame:
+                  layout: InputLayout, *, split: bool = False,
+                  extra: Sequence[Column] = ()) -> DataFrame:
     """The rows an operator of ``plan`` reads: ``_seq``, ``_ts``, ``_event`` (not an
     on-demand query), ``_pass`` (an event of the query's stream that passes its filters,
     evaluated here in the JVM), then the group, argument and selected columns (and, split,
-    the stream's clock)."""
+    the stream's clock; then ``extra``, over the source's columns)."""
     spec, info = plan.spec, plan.info
     names = [a.name for a in layout.attributes(plan.stream)]
     columns = layout.columns(plan.stream)
@@ -105,13 +106,13 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
     rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM)) if split else source)
     return rows.select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
                        F.coalesce(passes, F.lit(False)).alias(PASS), *needed_columns(spec),
-                       *([CLOCK] if split else []))
+                       *([CLOCK] if split else []), *extra)
 
 
 def needed_columns(spec: WindowSpec) -> list[str]:
     """The input columns an operator of ``spec`` reads besides the row's own fields."""
     return sorted({*spec.group_columns, *spec.argument_columns, *spec.plain_columns,
-                   *(c for c in (spec.clock_column, spec.partition_column) if c)})
+                   *([spec.clock_column] if spec.clock_column else [])})
 
 
 def output_writer(plan: WindowPlan, *, one_per_input: bool = False,

@@ -4,8 +4,8 @@ Applies to each query left after rule 1 that stands alone in its group (it reads
 group's input streams and no query of the group reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no table, named
 window or aggregation, and the query (outside any partition; in the Java operator also the
-query of a value partition with a ``length``, ``lengthBatch`` or ``externalTime`` window or
-none, into current events) is ``from S[f]#window.time(t)``,
+query of a value partition with a ``length``, ``lengthBatch``, ``externalTime`` or ``time``
+window or none, into current events) is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
@@ -29,7 +29,9 @@ bucket expiring by the stream's clock, not its own. (Expired events that are out
 when the window's timer fires, and one group's event sets the timer that expires every
 group's: one key.) A partitioned query's state is hash buckets of the partition value, each
 value's window apart in its bucket, as Siddhi gives each key its own; those windows have no
-timer and read no clock but their own rows', so a bucket needs no other rows.
+timer and read no clock but their own rows', so a bucket needs no other rows. A partitioned
+``time`` window is one key: its values' windows expire by the group's clock, which every
+row of the group moves (and its timers only expire earlier what an arrival would).
 """
 
 from __future__ import annotations
@@ -68,16 +70,18 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     output = info.query.output
     events = output.event_type if isinstance(output, ast.InsertIntoStream) else "current"
     key = ONE_KEY
-    if info.partition is not None:  # each partition value has its own window
+    why = f"it aggregates {what} of {source.stream} into {events} events: eddy's Java " \
+        "operator, no crossing into Python"
+    if info.partition is not None and isinstance(window, ast.Window) and \
+            window.name == "time":
+        why += " (one key: each partition value's window expires by the group's clock)"
+    elif info.partition is not None:  # each partition value has its own window
         attribute = next(p.expression.attribute for p in
                          planning.analyzed.partition(info.partition).partition.partition_types
                          if p.stream == source.stream and isinstance(p, ast.ValuePartitionType)
                          and isinstance(p.expression, ast.Variable))
         key = StateKey("buckets", ((source.stream, attribute),), BUCKETS)
-    planning.choose(QueryChoice(
-        info.id, "jvm-window-aggregate", key, NAME,
-        f"it aggregates {what} of {source.stream} into {events} events: "
-        "eddy's Java operator, no crossing into Python"))
+    planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why))
 
 
 def _place(planning: Planning, info: QueryInfo) -> None:

@@ -3,7 +3,6 @@ package eddy.ops;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -106,7 +105,8 @@ public final class SlidingTimeAggregate implements
     private final boolean batch;
     /** {@code timeBatch}: see {@link #timeBatchStep}. */
     private final boolean timed;
-    /** Each value of a partition (a row's last column) has a window of its own. */
+    /** Each value of a partition (a row's last column; null: a row that only moves the
+     *  clock) has a window of its own, all of them on the clock of the rows they see. */
     private final boolean partitioned;
     private final WindowState.Codec codec;
     /** Which events go out: current ones, expired ones, or both (when expired ones do, the
@@ -260,8 +260,8 @@ public final class SlidingTimeAggregate implements
         List<Row> rows = new ArrayList<>();
         input.forEachRemaining(rows::add);
         rows.sort((a, b) -> Long.compare(a.getLong(0), b.getLong(0)));
-        Map<Object, WindowState> windows = partitioned && state.exists()
-                ? codec.readKeyed(state.get()) : new HashMap<>();
+        WindowState.Keyed keyed = !partitioned ? null
+                : state.exists() ? codec.readKeyed(state.get()) : new WindowState.Keyed();
         WindowState window = partitioned ? null
                 : state.exists() ? codec.read(state.get()) : new WindowState();
         List<Row> out = new ArrayList<>();
@@ -274,9 +274,15 @@ public final class SlidingTimeAggregate implements
                         + "operator does not keep");
             }
             long ts = row.getLong(1);
-            if (partitioned) {
-                window = windows.computeIfAbsent(row.get(row.length() - 1),
-                        k -> new WindowState());
+            if (partitioned) {  // the value's own window, on the group's clock before the row
+                long clock = keyed.clock;
+                keyed.clock = Math.max(clock, ts);
+                Object value = row.get(row.length() - 1);
+                if (value == null) {
+                    continue;  // another stream's row: it only moves the clock
+                }
+                window = keyed.windows.computeIfAbsent(value, k -> new WindowState());
+                window.clock = clock;
             }
             if (external) {
                 externalStep(window, chunk, row, ts, out, argumentsAt, plainAt);
@@ -312,7 +318,7 @@ public final class SlidingTimeAggregate implements
                     keepsPlain ? plainValues(row, plainAt) : null);
             emitCurrent(row, group, ts, out, plainAt);
         }
-        state.update(partitioned ? codec.writeKeyed(windows) : codec.write(window));
+        state.update(partitioned ? codec.writeKeyed(keyed) : codec.write(window));
         return out.iterator();
     }
 

@@ -30,6 +30,13 @@ final class WindowState {
     /** A batch window's events since its last flush, not aggregated yet. */
     final List<Pending> pending = new ArrayList<>();
 
+    /** The windows of a value partition's values (Siddhi gives each value its own) that
+     *  one state key holds, and the clock of the rows the key sees. */
+    static final class Keyed {
+        long clock;
+        final Map<Object, WindowState> windows = new HashMap<>();
+    }
+
     /** The key of the one group of a query without {@code group by}. */
     static final Object NO_GROUP = List.of();
 
@@ -122,12 +129,14 @@ final class WindowState {
             this.indexes = indexes;
         }
 
-        /** The windows of a partition's values, each as {@link #write} lays it out. */
-        byte[] writeKeyed(Map<Object, WindowState> windows) {
+        /** The clock and the windows of a partition's values, each as {@link #write} lays
+         *  it out. */
+        byte[] writeKeyed(Keyed keyed) {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             try (DataOutputStream out = new DataOutputStream(bytes)) {
-                out.writeInt(windows.size());
-                for (Map.Entry<Object, WindowState> entry : windows.entrySet()) {
+                out.writeLong(keyed.clock);
+                out.writeInt(keyed.windows.size());
+                for (Map.Entry<Object, WindowState> entry : keyed.windows.entrySet()) {
                     StateValues.write(out, entry.getKey());
                     byte[] window = write(entry.getValue());
                     out.writeInt(window.length);
@@ -139,19 +148,20 @@ final class WindowState {
             return bytes.toByteArray();
         }
 
-        Map<Object, WindowState> readKeyed(byte[] state) {
-            Map<Object, WindowState> windows = new HashMap<>();
+        Keyed readKeyed(byte[] state) {
+            Keyed keyed = new Keyed();
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(state))) {
+                keyed.clock = in.readLong();
                 for (int count = in.readInt(); count > 0; count--) {
                     Object key = StateValues.read(in);
                     byte[] window = new byte[in.readInt()];
                     in.readFully(window);
-                    windows.put(key, read(window));
+                    keyed.windows.put(key, read(window));
                 }
             } catch (IOException error) {
                 throw new UncheckedIOException(error);
             }
-            return windows;
+            return keyed;
         }
 
         byte[] write(WindowState window) {
