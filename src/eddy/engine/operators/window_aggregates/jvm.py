@@ -9,7 +9,7 @@ state key — ``#window.time(t)``, ``#window.length(n)`` and ``#window.timeBatch
 (the seed app's query-1) — and the same with ``max``/``min``, ``sum`` of ints and
 ``having``, which no NumPy kernel keeps, and the ``externalTime`` and ``lengthBatch``
 windows and queries without a window, run in eddy's own Java operator
-(``engine/spark/jvm/src/eddy/ops/SlidingTimeAggregate.java``, compiled with eddy's other JVM
+(``engine/spark/jvm/src/eddy/ops/WindowAggregate.java``, compiled with eddy's other JVM
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
 :mod:`.sliding_time`, :mod:`.expiring` and :mod:`.time_batch` do. Its outputs go through
 the same writer columns as the Python operator's, so nothing downstream can tell them
@@ -48,7 +48,7 @@ from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, spark_typ
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
-OPERATOR = "eddy.ops.SlidingTimeAggregate"
+OPERATOR = "eddy.ops.WindowAggregate"
 _KINDS = {"sum": "s", "avg": "a", "max": "M", "min": "m", "maxForever": "F",
           "minForever": "f", "stdDev": "d", "and": "&", "or": "|"}
 

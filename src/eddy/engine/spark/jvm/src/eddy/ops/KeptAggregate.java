@@ -25,7 +25,7 @@ abstract class KeptAggregate {
     }
 
     /** The aggregate of one selected attribute's kind letter (see
-     *  {@link SlidingTimeAggregate}), or null when sums and counts give it. */
+     *  {@link WindowAggregate}), or null when sums and counts give it. */
     static KeptAggregate of(char kind, int argument) {
         switch (kind) {
             case 'M': case 'm': return new Extreme(kind == 'M', argument);

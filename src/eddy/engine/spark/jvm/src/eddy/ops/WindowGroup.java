@@ -1,7 +1,7 @@
 package eddy.ops;
 
 /**
- * One group of a window aggregate's {@code group by} ({@link SlidingTimeAggregate}): its
+ * One group of a window aggregate's {@code group by} ({@link WindowAggregate}): its
  * running sums, long sums and counts per argument, and the selected aggregates those cannot
  * give ({@link KeptAggregate}), over the group's events in the window, added and removed as
  * the per-event runtime's aggregators do.

@@ -16,7 +16,7 @@ import java.util.Map;
 import java.util.function.IntFunction;
 
 /**
- * The window of one state key of {@link SlidingTimeAggregate}: its clock, the largest passing
+ * The window of one state key of {@link WindowAggregate}: its clock, the largest passing
  * timestamp, the pending timers, its groups, its queue and a batch window's events waiting
  * for their batch; and (the {@link Codec}) its bytes in Spark's state store, one
  * binary value per key written whole each micro-batch, laid out by the query's shape.
@@ -40,7 +40,7 @@ final class WindowState {
     /** The key of the one group of a query without {@code group by}. */
     static final Object NO_GROUP = List.of();
 
-    /** An event in the window: {@code ts} is its {@code M} (see {@link SlidingTimeAggregate}),
+    /** An event in the window: {@code ts} is its {@code M} (see {@link WindowAggregate}),
      *  which leaves exactly when its own timestamp would under the head-first rule (an
      *  {@code externalTime} window: its attribute). */
     static final class Entry {

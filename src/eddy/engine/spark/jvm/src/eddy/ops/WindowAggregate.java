@@ -65,19 +65,18 @@ import org.apache.spark.sql.types.StructType;
  * <p>Input row layout (positions): {@code _seq} long, {@code _ts} long, event (false: an
  * on-demand query row, refused), passes (boolean), the state key (int), then the group
  * columns, the arguments (doubles, or longs where {@code argumentTypes} says so) and the
- * selected plain columns, in the order the caller declares them, then (an
- * {@code externalTime} window) its timestamp attribute, then (in a partition) the partition
- * value. Output: {@code _seq}, {@code _ts},
- * (when expired events are outputs or the window is a batch: {@code _i} the position in its
- * emission, {@code _x} expired, {@code _timer} emitted by the window's timer, and for a
- * {@code timeBatch} {@code _n}: which of the timers due at the row,) then one column per
- * selected attribute ({@code kinds}: {@code v<i>} the i-th selected plain column, {@code c}
- * the count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the sum/average/maximum/
- * minimum of argument i, {@code l<i>} the long sum of an integral argument i,
- * {@code F<i>}/{@code f<i>} its {@code maxForever}/{@code minForever}, {@code d<i>} its
- * {@code stdDev}, {@code &<i>}/{@code |<i>} the {@code and}/{@code or} of a bool argument i,
- * {@code u<i>} the {@code distinctCount} of the i-th plain column; an extreme of an int
- * argument goes out as an int).
+ * selected plain columns, in the order the caller declares them, then (an {@code externalTime}
+ * window) its timestamp attribute, then (in a partition) the partition value. Output:
+ * {@code _seq}, {@code _ts}, (when expired events are outputs or the window is a batch:
+ * {@code _i} the position in its emission, {@code _x} expired, {@code _timer} emitted by the
+ * window's timer, and for a {@code timeBatch} {@code _n}: which of the timers due at the row,)
+ * then one column per selected attribute ({@code kinds}: {@code v<i>} the i-th selected plain
+ * column, {@code c} the count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the
+ * sum/average/maximum/minimum of argument i, {@code l<i>} the long sum of an integral
+ * argument i, {@code F<i>}/{@code f<i>} its {@code maxForever}/{@code minForever},
+ * {@code d<i>} its {@code stdDev}, {@code &<i>}/{@code |<i>} the {@code and}/{@code or} of a
+ * bool argument i, {@code u<i>} the {@code distinctCount} of the i-th plain column; an extreme
+ * of an int argument goes out as an int).
  *
  * <p>State, one binary value per state key: the clock, the largest passing timestamp, the
  * pending timers (a {@code timeBatch}: its next end), each group's key, sums, long sums,
@@ -86,7 +85,7 @@ import org.apache.spark.sql.types.StructType;
  * events waiting for their batch; written whole each micro-batch (the window of one key;
  * in a value partition, each value's window: Siddhi gives each partition key its own).
  */
-public final class SlidingTimeAggregate implements
+public final class WindowAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
     private static final long serialVersionUID = 1L;
     private static final int FIRST = 5;
@@ -136,10 +135,9 @@ public final class SlidingTimeAggregate implements
     private final int[] indexes;
     private final boolean[] integral;
 
-    private SlidingTimeAggregate(String window, String events, long span, long size,
-                                 int groups,
-                                 String argumentTypes, String[] kinds, Expression having,
-                                 boolean partitioned, StructType output) {
+    private WindowAggregate(String window, String events, long span, long size, int groups,
+                            String argumentTypes, String[] kinds, Expression having,
+                            boolean partitioned, StructType output) {
         this.partitioned = partitioned;
         this.length = "length".equals(window);
         this.timeLength = "timeLength".equals(window);
@@ -195,7 +193,9 @@ public final class SlidingTimeAggregate implements
      * The outputs of {@code rows} (laid out as the class says) in {@code output}'s schema;
      * {@code argumentTypes} one letter per argument ({@code d} a double, {@code l} an int or
      * long), {@code kinds} as a comma-separated list, {@code events} {@code current},
-     * {@code expired} or {@code all}, {@code having} the condition's JSON or empty.
+     * {@code expired} or {@code all}, {@code having} the condition's JSON or empty;
+     * {@code size} a {@code timeLength}'s events; {@code partitioned}: the rows end with a
+     * partition value (each value its own window).
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
                                      long span, long size, int groups, String argumentTypes,
@@ -203,7 +203,7 @@ public final class SlidingTimeAggregate implements
                                      StructType output) throws IOException {
         Expression condition = having.isEmpty() ? null
                 : Expression.parse(new ObjectMapper().readTree(having));
-        SlidingTimeAggregate step = new SlidingTimeAggregate(window, events, span, size, groups,
+        WindowAggregate step = new WindowAggregate(window, events, span, size, groups,
                 argumentTypes, kinds.isEmpty() ? new String[0] : kinds.split(","), condition,
                 partitioned, output);
         return KeyColumn.grouped(rows, 4)
