@@ -9,13 +9,13 @@ keys or nothing, ``time``, ``length``, ``timeLength``, ``externalTime`` (on an a
 that goes back), ``lengthBatch`` and ``timeBatch`` windows or none, selecting
 ``avg``/``sum``/``count()``/``max``/``min``, ``maxForever``/``minForever``, ``stdDev``,
 ``and``/``or``, ``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with
-and without ``having``, inside value partitions or not, into current, expired or all events
-(the window's timer emitting expired events or a batch on rows of any stream, twice when the
-clock jumps over two ends of a batch), and beside a query the per-event runtime runs (Java
-and Python stateful operators in one streaming query), all of them in one app (one replay:
-the cost is in the micro-batches). The outputs must equal the runtime's, event for event and
-in order. A second test checks that the plan Spark runs is the JVM's
-``flatMapGroupsWithState``, not a Python worker.
+and without ``having``, ``order by``, ``offset`` and ``limit``, inside value partitions or
+not, into current, expired or all events (the window's timer emitting expired events or a
+batch on rows of any stream, twice when the clock jumps over two ends of a batch), and
+beside a query the per-event runtime runs (Java and Python stateful operators in one
+streaming query), all of them in one app (one replay: the cost is in the micro-batches). The
+outputs must equal the runtime's, event for event and in order. A second test checks that
+the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not a Python worker.
 """
 
 from __future__ import annotations
@@ -249,6 +249,30 @@ insert into O;""",
 from T#window.timeLength(400 milliseconds, 4)
 select avg(temp) as a, min(room) as lo, site
 insert all events into O;""",
+    "ordered-batch-groups": """@info(name='q')
+from T#window.lengthBatch(5)
+select site, room, sum(temp) as s, count() as n
+group by site, room
+order by s desc, room
+limit 2
+insert all events into O;""",
+    "ordered-every-event": """@info(name='q')
+from T[temp > 15.0]#window.timeBatch(700 milliseconds)
+select site, temp, dev
+order by site, temp desc
+offset 1
+insert all events into O;""",
+    "offset-and-limit": """@info(name='q')
+from T#window.length(3)
+select room, avg(temp) as a
+group by room
+offset 1
+insert all events into O;
+@info(name='p')
+from T#window.length(2)
+select room, avg(temp) as a, count() as n
+limit 1
+insert into P;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site

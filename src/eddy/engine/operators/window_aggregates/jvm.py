@@ -32,7 +32,12 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, S
 from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.state_keys import hash_bucket
-from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, runs_in_jvm
+from eddy.engine.operators.window_aggregates.plan import (
+    Ordering,
+    Output,
+    WindowPlan,
+    runs_in_jvm,
+)
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
     EXPIRED,
@@ -105,9 +110,18 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span, spec.size,
                               len(spec.group_columns), integral,
                               ",".join(_kind(out, plain) for out in spec.outputs), having,
-                              value is not None, java_schema(spark, output))
+                              _ordering_json(spec.ordering), value is not None,
+                              java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
+
+
+def _ordering_json(ordering: Ordering) -> str:
+    """The Java operator's ``Ordering`` spec, or empty for none."""
+    if ordering == Ordering():
+        return ""
+    return json.dumps({"keys": [list(key) for key in ordering.keys], "limit": ordering.limit,
+                       "offset": ordering.offset})
 
 
 def _kind(output: Output, plain: list[str]) -> str:

@@ -7,15 +7,15 @@ attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, option
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
 ``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
 windows or aggregations in the app. eddy's Java operator also runs
-``#window.externalTime(a, t)``, ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``
-and queries without a window,
-a ``timeBatch`` into expired or all events or selecting only plain attributes, and keeps
-``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
-``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
-(a long, as the runtime sums it) and a ``having`` over the selected attributes; and the
-query of a value partition (each value its own window) with a ``length``, ``lengthBatch``,
-``externalTime`` or ``time`` window or none, inserting current events. Everything else
-stays in the per-event runtime.
+``#window.externalTime(a, t)``, ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)`` and
+queries without a window, a ``timeBatch`` into expired or all events or selecting only plain
+attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or double,
+``stdDev`` of a number, ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute,
+``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
+attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
+partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``
+or ``time`` window or none, inserting current events. Everything else stays in the per-event
+runtime.
 """
 
 from __future__ import annotations
@@ -75,6 +75,16 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Ordering:
+    """A query's ``order by`` (per key: the selected attribute's index, ascending),
+    ``offset`` and ``limit``; empty: none of them."""
+
+    keys: tuple[tuple[int, bool], ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
 class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
@@ -87,7 +97,8 @@ class WindowSpec:
     in eddy's Java operator; ``clock_column`` the timestamp attribute of an ``externalTime``
     window; ``partition_column`` the attribute of a value partition the query is in (each
     value has its own window: only in eddy's Java operator) and ``place`` the query's place
-    among the partition's; ``size`` a ``timeLength``'s events."""
+    among the partition's; ``size`` a ``timeLength``'s events; ``ordering`` its ``order by``,
+    ``offset`` and ``limit`` (only in eddy's Java operator)."""
 
     window: str
     span: int
@@ -101,6 +112,7 @@ class WindowSpec:
     partition_column: str | None = None
     place: int = 0
     size: int = 0
+    ordering: Ordering = Ordering()
 
     @property
     def shared_clock(self) -> bool:
@@ -152,7 +164,6 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             and info.target_kind == "stream"
             and query.output.event_type in ("current", "expired", "all")
             and query.output_rate is None
-            and not selector.order_by and selector.limit is None and selector.offset is None
             and selector.attributes is not None):
         return None
     stream = source.stream
@@ -205,6 +216,9 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         having = _having(analyzed, info, selector.having) if in_jvm else None
         if having is None:
             return None
+    ordering = _ordering(info, selector) if in_jvm else Ordering()
+    if ordering is None or (ordering != Ordering() and not in_jvm):
+        return None
     aggregates = any(o.kind != "var" for o in outputs)
     if name == "timeBatch" and not (aggregates or group_columns or in_jvm):
         return None  # every event of a batch goes out: a different selector path
@@ -216,7 +230,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
                       clock_column, partition[0] if partition else None,
-                      partition[1] if partition else 0, size)
+                      partition[1] if partition else 0, size, ordering)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
@@ -309,6 +323,31 @@ def _having(analyzed: AnalyzedApp, info: QueryInfo, having: ast.Expression) -> N
         return compile_columnar(having, analyzed.type_of, column_of)
     except (NotColumnar, KeyError):
         return None
+
+
+def _ordering(info: QueryInfo, selector: ast.Selector) -> Ordering | None:
+    """The selector's ordering, or None when it orders by an attribute it does not select
+    (the runtime orders by the input's hidden value) or a limit or offset is not a count."""
+    selected = info.scope.with_outputs(info.outputs)
+    names = [attribute.name for attribute in info.outputs]
+    keys = []
+    for order in selector.order_by:
+        try:
+            resolved = selected.resolve(order.variable)
+        except Exception:  # noqa: BLE001 - anything unusual: leave it to the runtime
+            return None
+        if resolved.source.kind != "output":
+            return None
+        keys.append((names.index(resolved.attribute.name), not order.descending))
+    counts: list[int | None] = []
+    for expression in (selector.limit, selector.offset):
+        value = None if expression is None else constant_value(expression)
+        if expression is None or (isinstance(value, int) and not isinstance(value, bool)
+                                  and value >= 0):
+            counts.append(value if isinstance(value, int) else None)
+        else:
+            return None
+    return Ordering(tuple(keys), counts[0], counts[1])
 
 
 def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str, AttrType],

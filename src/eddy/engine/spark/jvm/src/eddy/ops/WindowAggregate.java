@@ -3,6 +3,7 @@ package eddy.ops;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,7 +27,8 @@ import org.apache.spark.sql.types.StructType;
  * {@code #window.lengthBatch(n)} or {@code #window.timeBatch(t)} — or no window at all
  * (current events only) — with {@code avg}/{@code sum}/{@code count()}/{@code max}/
  * {@code min} and the aggregates of {@link KeptAggregate} per group, optionally
- * {@code having}, current, expired or all events out, run inside the JVM (Spark's
+ * {@code having} and {@code order by}/{@code offset}/{@code limit} ({@link Ordering}),
+ * current, expired or all events out, run inside the JVM (Spark's
  * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
  * Python. ({@code externalTime} and the batch windows are described at {@link #externalStep},
  * {@link #batchStep} and {@link #timeBatchStep}.)
@@ -114,6 +116,10 @@ public final class WindowAggregate implements
     private final boolean expired;
     /** Neither {@code group by} nor an aggregate: every selected event of a chunk goes out. */
     private final boolean everyEvent;
+    /** An aggregate without {@code group by}: a chunk's last selected event alone. */
+    private final boolean lastOnly;
+    /** The query's {@code order by}, {@code offset} and {@code limit}, or null. */
+    private final Ordering ordering;
     /** Whether the window's events keep their selected plain values: to go out as expired
      *  events, or to leave a {@code distinctCount}. */
     private final boolean keepsPlain;
@@ -137,8 +143,9 @@ public final class WindowAggregate implements
 
     private WindowAggregate(String window, String events, long span, long size, int groups,
                             String argumentTypes, String[] kinds, Expression having,
-                            boolean partitioned, StructType output) {
+                            Ordering ordering, boolean partitioned, StructType output) {
         this.partitioned = partitioned;
+        this.ordering = ordering;
         this.length = "length".equals(window);
         this.timeLength = "timeLength".equals(window);
         this.size = size;
@@ -184,6 +191,7 @@ public final class WindowAggregate implements
         }
         this.plains = plain;
         this.everyEvent = groups == 0 && !aggregates;
+        this.lastOnly = groups == 0 && aggregates;
         this.keepsPlain = expired || distinct;
         this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain,
                 batch || timed, longSummed, this.kinds, indexes);
@@ -194,17 +202,20 @@ public final class WindowAggregate implements
      * {@code argumentTypes} one letter per argument ({@code d} a double, {@code l} an int or
      * long), {@code kinds} as a comma-separated list, {@code events} {@code current},
      * {@code expired} or {@code all}, {@code having} the condition's JSON or empty;
-     * {@code size} a {@code timeLength}'s events; {@code partitioned}: the rows end with a
-     * partition value (each value its own window).
+     * {@code size} a {@code timeLength}'s events; {@code ordering} the {@link Ordering}'s
+     * JSON or empty; {@code partitioned}: the rows end with a partition value (each value
+     * its own window).
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
                                      long span, long size, int groups, String argumentTypes,
-                                     String kinds, String having, boolean partitioned,
-                                     StructType output) throws IOException {
-        Expression condition = having.isEmpty() ? null
-                : Expression.parse(new ObjectMapper().readTree(having));
+                                     String kinds, String having, String ordering,
+                                     boolean partitioned, StructType output)
+            throws IOException {
+        ObjectMapper json = new ObjectMapper();
+        Expression condition = having.isEmpty() ? null : Expression.parse(json.readTree(having));
         WindowAggregate step = new WindowAggregate(window, events, span, size, groups,
                 argumentTypes, kinds.isEmpty() ? new String[0] : kinds.split(","), condition,
+                ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)),
                 partitioned, output);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
@@ -243,7 +254,12 @@ public final class WindowAggregate implements
         /** {@code firing}: which of the timers due at one row emits (a {@code timeBatch}). */
         void emitTo(List<Row> out, boolean timer, int firing) {
             int position = 0;
-            for (Object[] emitted : outputs.values()) {
+            Collection<Object[]> events = outputs.values();
+            if (ordering != null) {
+                events = lastOnly ? ordering.keepsOne() ? events : List.of()
+                        : ordering.apply(new ArrayList<>(events), firstValue, 3);
+            }
+            for (Object[] emitted : events) {
                 emitted[2] = position++;
                 emitted[4] = timer;
                 if (timed) {
@@ -332,7 +348,8 @@ public final class WindowAggregate implements
             emitted[2 + i] = kinds[i] == 'v' ? row.get(plainAt + indexes[i])
                     : value(i, group, null);
         }
-        if (having == null || passesAt(emitted, 2)) {
+        if ((having == null || passesAt(emitted, 2))
+                && (ordering == null || ordering.keepsOne())) {
             out.add(RowFactory.create(emitted));
         }
     }
