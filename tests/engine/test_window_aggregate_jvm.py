@@ -5,7 +5,7 @@ Random events — timestamps that tie and go back, null arguments, several group
 other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on
 Spark at micro-batches of 40 and all (so its state is written and read back between
 batches), for queries with and without a filter in front, grouped by an int, a string, two
-keys or nothing, ``time``, ``length``, ``timeLength``, ``externalTime`` (on an attribute
+keys or nothing, ``time``, ``length``, ``timeLength``, ``sort``, ``externalTime`` (on an attribute
 that goes back), ``lengthBatch`` and ``timeBatch`` windows or none, selecting
 ``avg``/``sum``/``count()``/``max``/``min``, ``maxForever``/``minForever``, ``stdDev``,
 ``and``/``or``, ``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with
@@ -66,7 +66,7 @@ select room, avg(temp) as a
 group by room
 insert into O;
 @info(name='r')
-from T#window.sort(3, dev)
+from T#window.delay(300 milliseconds)
 select room, distinctCount(site) as d
 group by room
 insert into O2;""",
@@ -272,6 +272,15 @@ insert all events into O;
 from T#window.length(2)
 select room, avg(temp) as a, count() as n
 limit 1
+insert into P;""",
+    "sorted-by-site-and-dev": """@info(name='q')
+from T#window.sort(4, site, 'desc', dev)
+select room, sum(temp) as s, max(temp) as hi, count() as n
+group by room
+insert all events into O;
+@info(name='p')
+from T[room > 1]#window.sort(3, room, 'asc', dev, 'desc')
+select avg(temp) as a, min(temp) as lo, dev
 insert into P;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)

@@ -110,7 +110,10 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     computed = operator.apply(laid_out._jdf, spec.window, spec.events, spec.span, spec.size,
                               len(spec.group_columns), integral,
                               ",".join(_kind(out, plain) for out in spec.outputs), having,
-                              _ordering_json(spec.ordering), value is not None,
+                              _ordering_json(spec.ordering),
+                              ",".join(f"{plain.index(column)}{'a' if ascending else 'd'}"
+                                       for column, ascending in spec.sort_keys),
+                              value is not None,
                               java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))

@@ -7,21 +7,22 @@ attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, option
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
 ``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
 windows or aggregations in the app. eddy's Java operator also runs
-``#window.externalTime(a, t)``, ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)`` and
-queries without a window, a ``timeBatch`` into expired or all events or selecting only plain
-attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or double,
-``stdDev`` of a number, ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute,
-``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
-attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
-partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``
-or ``time`` window or none, inserting current events. Everything else stays in the per-event
-runtime.
+``#window.externalTime(a, t)``, ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``,
+``#window.sort(n, a, ...)`` and queries without a window, a ``timeBatch`` into expired or
+all events or selecting only plain attributes, and keeps
+``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
+``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
+(a long, as the runtime sums it), a ``having`` over the selected attributes and ``order by``
+them, ``offset`` and ``limit``; and the query of a value partition (each value its own
+window) with a ``length``, ``lengthBatch``, ``externalTime``, ``sort`` or ``time`` window or
+none, inserting current events. Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.spark.row_layout import InputLayout
@@ -39,11 +40,11 @@ SLIDING = ("time", "length")
 """Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
-JVM_ONLY = ("externalTime", "lengthBatch", "timeLength")
+JVM_ONLY = ("externalTime", "lengthBatch", "timeLength", "sort")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
-PARTITIONED = ("length", "lengthBatch", "externalTime", "none", "time")
+PARTITIONED = ("length", "lengthBatch", "externalTime", "sort", "none", "time")
 """Windows eddy's Java operator runs inside a value partition, current events out: with no
 timer and no clock of the app's (a partition's rows alone move them; hash buckets of the
 partition value), or the ``time`` window, whose clock every row of the group moves (one
@@ -98,7 +99,8 @@ class WindowSpec:
     window; ``partition_column`` the attribute of a value partition the query is in (each
     value has its own window: only in eddy's Java operator) and ``place`` the query's place
     among the partition's; ``size`` a ``timeLength``'s events; ``ordering`` its ``order by``,
-    ``offset`` and ``limit`` (only in eddy's Java operator)."""
+    ``offset`` and ``limit`` (only in eddy's Java operator); ``sort_keys`` a ``sort``
+    window's columns and directions (ascending)."""
 
     window: str
     span: int
@@ -113,6 +115,7 @@ class WindowSpec:
     place: int = 0
     size: int = 0
     ordering: Ordering = Ordering()
+    sort_keys: tuple[tuple[str, bool], ...] = ()
 
     @property
     def shared_clock(self) -> bool:
@@ -122,10 +125,11 @@ class WindowSpec:
 
     @property
     def plain_columns(self) -> list[str]:
-        """The input columns whose own values the operator reads: the selected attributes'
-        and ``distinctCount``'s arguments."""
-        return sorted({o.column for o in self.outputs
-                       if o.kind in ("var", "distinctCount") and o.column})
+        """The input columns whose own values the operator reads: the selected attributes',
+        ``distinctCount``'s arguments and a ``sort`` window's attributes."""
+        return sorted({*(o.column for o in self.outputs
+                         if o.kind in ("var", "distinctCount") and o.column),
+                       *(column for column, _ in self.sort_keys)})
 
     @property
     def expiring(self) -> bool:
@@ -192,7 +196,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     shape = _window_shape(window, query.output.event_type, column_of, types, jvm)
     if shape is None:
         return None
-    name, span, size, events, clock_column = shape
+    name, span, events, clock_column, size, sort_keys = shape
     partition = None
     if info.partition is not None:
         partition = _partition(analyzed, info, stream, column_of, types)
@@ -230,37 +234,53 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
                       clock_column, partition[0] if partition else None,
-                      partition[1] if partition else 0, size, ordering)
+                      partition[1] if partition else 0, size, ordering, sort_keys)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
 
+class _Shape(NamedTuple):
+    """A window an operator runs: ``size`` a ``timeLength``'s events, ``sort_keys`` a
+    ``sort``'s attributes (columns) and directions (ascending)."""
+
+    name: str
+    span: int
+    events: str
+    clock_column: str | None = None
+    size: int = 0
+    sort_keys: tuple[tuple[str, bool], ...] = ()
+
+
 def _window_shape(window: ast.Window | None, events: str,
                   column_of: Callable[[ast.Expression], str | None],
-                  types: dict[str, AttrType], jvm: bool
-                  ) -> tuple[str, int, int, str, str | None] | None:
-    """``(name, span, size, events, clock column)`` of a window an operator runs (``none``
-    and events ``current`` for no window: nothing ever expires; ``size`` a ``timeLength``'s
-    events), or None."""
+                  types: dict[str, AttrType], jvm: bool) -> _Shape | None:
+    """The window's shape when an operator runs it (``none`` and events ``current`` for no
+    window: nothing ever expires), or None."""
     if window is None:
-        return ("none", 0, 0, "current", None) if jvm and events != "expired" else None
+        return _Shape("none", 0, "current") if jvm and events != "expired" else None
     if window.namespace is not None or window.name not in WINDOWS + (JVM_ONLY if jvm else ()):
         return None
+    if window.name == "timeLength":
+        time, count = (constant_value(a) for a in window.args) if len(window.args) == 2 \
+            else (None, None)
+        if not (_positive(time) and _positive(count)):
+            return None  # (a window of no time or no events: every event leaves at once)
+        assert isinstance(time, int) and isinstance(count, int)
+        return _Shape(window.name, time, events, size=count)
+    if window.name == "sort":
+        count = constant_value(window.args[0]) if window.args else None
+        keys = _sort_keys(window.args[1:], column_of)
+        if not _positive(count) or not keys:
+            return None
+        assert isinstance(count, int)
+        return _Shape(window.name, count, events, sort_keys=keys)
     clock_column = None
-    size = 0
     if window.name == "externalTime":
         if len(window.args) != 2:
             return None
         clock_column = column_of(window.args[0])
         if clock_column is None or types[clock_column] is not AttrType.LONG:
             return None
-    elif window.name == "timeLength":
-        time, count = (constant_value(a) for a in window.args) if len(window.args) == 2 \
-            else (None, None)
-        if not (_positive(time) and _positive(count)):
-            return None  # (a window of no time or no events: every event leaves at once)
-        assert isinstance(time, int) and isinstance(count, int)
-        return window.name, time, count, events, None
     elif len(window.args) != 1:
         return None
     if events != "current" and window.name not in SLIDING + JVM_ONLY + \
@@ -270,7 +290,24 @@ def _window_shape(window: ast.Window | None, events: str,
     if not isinstance(span, int) or isinstance(span, bool) or \
             (window.name in ("length", "timeBatch", "lengthBatch") and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
-    return window.name, span, size, events, clock_column
+    return _Shape(window.name, span, events, clock_column)
+
+
+def _sort_keys(args: Sequence[ast.Expression],
+               column_of: Callable[[ast.Expression], str | None]
+               ) -> tuple[tuple[str, bool], ...] | None:
+    """A ``sort`` window's attributes, each optionally followed by ``'asc'``/``'desc'``."""
+    keys: list[tuple[str, bool]] = []
+    for arg in args:
+        order = constant_value(arg) if isinstance(arg, ast.Constant) else None
+        if isinstance(order, str) and keys and order.lower() in ("asc", "desc"):
+            keys[-1] = (keys[-1][0], order.lower() == "asc")
+            continue
+        column = column_of(arg)
+        if column is None:
+            return None
+        keys.append((column, True))
+    return tuple(keys)
 
 
 def _positive(value: object) -> bool:

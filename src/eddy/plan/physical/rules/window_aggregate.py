@@ -4,17 +4,18 @@ Applies to each query left after rule 1 that stands alone in its group (it reads
 group's input streams and no query of the group reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no table, named
 window or aggregation, and the query (outside any partition; in the Java operator also the
-query of a value partition with a ``length``, ``lengthBatch``, ``externalTime`` or ``time``
-window or none, into current events) is ``from S[f]#window.time(t)``,
+query of a value partition with a ``length``, ``lengthBatch``, ``externalTime``, ``sort`` or
+``time`` window or none, into current events) is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
 ``having``, ``order by``, ``limit`` or rate limit; in the Java operator also
-``#window.externalTime(a, t)``, ``#window.lengthBatch(n)`` or no window, a ``timeBatch``
-into all or expired events, ``max``/``min``, ``maxForever``/``minForever``, ``stdDev``,
-``and``/``or``, ``distinctCount``, ``sum`` of ints, a ``having`` over the selected
-attributes and ``order by`` them, ``offset`` and ``limit``
-(:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says whether it can).
+``#window.externalTime(a, t)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``,
+``#window.lengthBatch(n)`` or no window, a ``timeBatch`` into all or expired events,
+``max``/``min``, ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``,
+``distinctCount``, ``sum`` of ints, a ``having`` over the selected attributes and
+``order by`` them, ``offset`` and ``limit`` (:mod:`eddy.engine.operators.window_aggregates`
+builds the kernel and says whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the

@@ -109,8 +109,9 @@ final class Ordering implements Serializable {
         return 0;
     }
 
+    /** Two non-null values of one attribute, as the runtime's {@code java_compare}. */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private static int compareValues(Object left, Object right) {
+    static int compareValues(Object left, Object right) {
         if (left instanceof Double || right instanceof Double) {
             return Double.compare(((Number) left).doubleValue(), ((Number) right).doubleValue());
         }

@@ -24,13 +24,14 @@ import org.apache.spark.sql.types.StructType;
 /**
  * A Siddhi {@code #window.time(t)}, {@code #window.length(n)},
  * {@code #window.timeLength(t, n)}, {@code #window.externalTime(a, t)},
- * {@code #window.lengthBatch(n)} or {@code #window.timeBatch(t)} — or no window at all
- * (current events only) — with {@code avg}/{@code sum}/{@code count()}/{@code max}/
- * {@code min} and the aggregates of {@link KeptAggregate} per group, optionally
- * {@code having} and {@code order by}/{@code offset}/{@code limit} ({@link Ordering}),
- * current, expired or all events out, run inside the JVM (Spark's
- * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
- * Python. ({@code externalTime} and the batch windows are described at {@link #externalStep},
+ * {@code #window.sort(n, a, ...)}, {@code #window.lengthBatch(n)} or
+ * {@code #window.timeBatch(t)} — or no window at all (current events only) — with
+ * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} and the aggregates of
+ * {@link KeptAggregate} per group, optionally {@code having} and
+ * {@code order by}/{@code offset}/{@code limit} ({@link Ordering}), current, expired or all
+ * events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a
+ * Python worker: the rows never cross into Python. ({@code externalTime}, {@code sort} and
+ * the batch windows are described at {@link #externalStep}, {@link #sortStep},
  * {@link #batchStep} and {@link #timeBatchStep}.)
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
@@ -106,6 +107,11 @@ public final class WindowAggregate implements
     private final boolean batch;
     /** {@code timeBatch}: see {@link #timeBatchStep}. */
     private final boolean timed;
+    /** {@code sort(n, a [, order], ...)}: see {@link #sortStep}; the plain columns it sorts
+     *  by and their directions. */
+    private final boolean sort;
+    private final int[] sortBy;
+    private final boolean[] sortAscending;
     /** Each value of a partition (a row's last column; null: a row that only moves the
      *  clock) has a window of its own, all of them on the clock of the rows they see. */
     private final boolean partitioned;
@@ -143,7 +149,8 @@ public final class WindowAggregate implements
 
     private WindowAggregate(String window, String events, long span, long size, int groups,
                             String argumentTypes, String[] kinds, Expression having,
-                            Ordering ordering, boolean partitioned, StructType output) {
+                            Ordering ordering, String[] sortKeys, boolean partitioned,
+                            StructType output) {
         this.partitioned = partitioned;
         this.ordering = ordering;
         this.length = "length".equals(window);
@@ -153,6 +160,13 @@ public final class WindowAggregate implements
         this.unbounded = "none".equals(window);
         this.batch = "lengthBatch".equals(window);
         this.timed = "timeBatch".equals(window);
+        this.sort = "sort".equals(window);
+        this.sortBy = new int[sortKeys.length];
+        this.sortAscending = new boolean[sortKeys.length];
+        for (int i = 0; i < sortKeys.length; i++) {
+            sortBy[i] = Integer.parseInt(sortKeys[i].substring(0, sortKeys[i].length() - 1));
+            sortAscending[i] = sortKeys[i].endsWith("a");
+        }
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
         this.firstValue = timed ? 6 : expired || batch ? 5 : 2;
@@ -189,10 +203,13 @@ public final class WindowAggregate implements
             aggregates |= this.kinds[i] != 'v';
             distinct |= this.kinds[i] == 'u';
         }
+        for (int index : sortBy) {
+            plain = Math.max(plain, index + 1);
+        }
         this.plains = plain;
         this.everyEvent = groups == 0 && !aggregates;
         this.lastOnly = groups == 0 && aggregates;
-        this.keepsPlain = expired || distinct;
+        this.keepsPlain = expired || distinct || sort;
         this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain,
                 batch || timed, longSummed, this.kinds, indexes);
     }
@@ -209,14 +226,14 @@ public final class WindowAggregate implements
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
                                      long span, long size, int groups, String argumentTypes,
                                      String kinds, String having, String ordering,
-                                     boolean partitioned, StructType output)
+                                     String sortKeys, boolean partitioned, StructType output)
             throws IOException {
         ObjectMapper json = new ObjectMapper();
         Expression condition = having.isEmpty() ? null : Expression.parse(json.readTree(having));
         WindowAggregate step = new WindowAggregate(window, events, span, size, groups,
                 argumentTypes, kinds.isEmpty() ? new String[0] : kinds.split(","), condition,
                 ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)),
-                partitioned, output);
+                sortKeys.isEmpty() ? new String[0] : sortKeys.split(","), partitioned, output);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -312,6 +329,10 @@ public final class WindowAggregate implements
             }
             if (timed) {
                 timeBatchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
+                continue;
+            }
+            if (sort) {
+                sortStep(window, chunk, row, ts, out, argumentsAt, plainAt);
                 continue;
             }
             if (expired) {
@@ -441,6 +462,56 @@ public final class WindowAggregate implements
             window.timers.addLast(window.clock + span);
         }
         hold(window, row, ts, argumentsAt, plainAt);
+    }
+
+    /**
+     * One row of a {@code sort(n, ...)} window, as the runtime runs it: a passing event
+     * enters (and, its chunk's first event, takes its group's aggregates as they are then);
+     * when the window holds more than {@code n}, its events are sorted (stably, by the sort
+     * attributes; the order stays for the next sort) and the last leaves, an expired event
+     * stamped with the clock, after the current one in the same chunk.
+     */
+    private void sortStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out,
+                          int argumentsAt, int plainAt) {
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        long seq = row.getLong(0);
+        Object[] plain = plainValues(row, plainAt);
+        WindowGroup group = enter(window, row, ts, argumentsAt, plain);
+        if (expired) {
+            chunk.select(group, plain, seq, ts, false);
+        } else {
+            emitCurrent(row, group, ts, out, plainAt);
+        }
+        if (window.queue.size() > span) {
+            List<WindowState.Entry> kept = new ArrayList<>(window.queue);
+            kept.sort(this::compareSorted);
+            window.queue.clear();
+            window.queue.addAll(kept);
+            WindowState.Entry last = window.queue.pollLast();
+            remove(window, last);
+            chunk.select(last.group, last.plain, seq, window.clock, true);
+        }
+        if (expired) {
+            chunk.emitTo(out, false, 0);
+        }
+    }
+
+    private int compareSorted(WindowState.Entry a, WindowState.Entry b) {
+        for (int k = 0; k < sortBy.length; k++) {
+            Object left = a.plain[sortBy[k]];
+            Object right = b.plain[sortBy[k]];
+            if (left == null || right == null) {
+                throw new IllegalStateException("#window.sort: an event without a value of "
+                        + "an attribute it sorts by cannot be ordered");
+            }
+            int result = Ordering.compareValues(left, right);
+            if (result != 0) {
+                return sortAscending[k] ? result : -result;
+            }
+        }
+        return 0;
     }
 
     /** A passing row of a batch window waits for its batch, not aggregated yet. */
