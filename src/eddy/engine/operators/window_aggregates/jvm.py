@@ -6,9 +6,10 @@ Python worker (Arrow out of the JVM and back), not by the kernel: the same windo
 as a Java ``flatMapGroupsWithState`` ran 3× faster. So the shapes those kernels run on one
 state key — ``#window.time(t)``, ``#window.length(n)`` and ``#window.timeBatch(t)`` with
 ``avg``/``sum``/``count()`` per group, filters in front, current, expired or all events out
-(the seed app's query-1) — and the same with ``max``/``min``, ``sum`` of ints and
-``having``, which no NumPy kernel keeps, and the ``externalTime`` and ``lengthBatch``
-windows and queries without a window, run in eddy's own Java operator
+(the seed app's query-1) — and what no NumPy kernel keeps (the other aggregates, ``sum``
+of ints, ``having``, ``order by``, the ``timeLength``, ``externalTime``, ``sort`` and
+``lengthBatch`` windows, queries without a window, a value partition's queries) run in
+eddy's own Java operator
 (``engine/spark/jvm/src/eddy/ops/WindowAggregate.java``, compiled with eddy's other JVM
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
 :mod:`.sliding_time`, :mod:`.expiring` and :mod:`.time_batch` do. Its outputs go through
@@ -67,17 +68,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     if operator is None:
         return None
     spec = plan.spec
-    key: Column = F.lit(0)
-    partition = spec.partition_column
-    value: Column | None = None  # a row's partition value (null: the row only moves the clock)
-    if partition is not None and spec.shared_clock:  # every row, on one key
-        assert buckets == 0, "a partitioned time window's clock is the group's: one key"
-        value = F.when(F.col(STREAM) == plan.stream, F.col(partition))
-    elif partition is not None:  # only its stream's rows with a value: the others go nowhere
-        assert buckets > 0, "a partitioned query's state is bucketed by its partition value"
-        source = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
-        key = hash_bucket([F.col(partition)], buckets, source.sparkSession)
-        value = F.col(partition)
+    source, key, value = _partitioned(plan, source, buckets)
     rows = operator_rows(analyzed, plan, source, layout,
                          extra=[value.alias("_partition")] if value is not None else [])
     plain = spec.plain_columns
@@ -117,6 +108,23 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                               java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
+
+
+def _partitioned(plan: WindowPlan, source: DataFrame, buckets: int
+                 ) -> tuple[DataFrame, Column, Column | None]:
+    """The rows, state key and partition value (null: a row that only moves the clock) of a
+    partitioned query; the source, one key and no value for any other."""
+    partition = plan.spec.partition_column
+    if partition is None:
+        return source, F.lit(0), None
+    if plan.spec.shared_clock:  # every row, on one key
+        assert buckets == 0, "a partitioned time window's clock is the group's: one key"
+        return source, F.lit(0), F.when(F.col(STREAM) == plan.stream, F.col(partition))
+    # only its stream's rows with a value (the others go nowhere), in buckets of the value
+    assert buckets > 0, "a partitioned query's state is bucketed by its partition value"
+    rows = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
+    return rows, hash_bucket([F.col(partition)], buckets, source.sparkSession), \
+        F.col(partition)
 
 
 def _ordering_json(ordering: Ordering) -> str:

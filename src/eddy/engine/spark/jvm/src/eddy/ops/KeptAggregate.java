@@ -271,23 +271,23 @@ abstract class KeptAggregate {
 
         @Override
         void add(double value, Object plain) {
-            if (!Double.isNaN(value)) {
-                if (value != 0.0) {
-                    trues += 1;
-                } else {
-                    falses += 1;
-                }
-            }
+            tally(value, 1);
         }
 
         @Override
         void remove(double value, Object plain) {
-            if (!Double.isNaN(value)) {
-                if (value != 0.0) {
-                    trues -= 1;
-                } else {
-                    falses -= 1;
-                }
+            tally(value, -1);
+        }
+
+        /** Counts a non-null bool in or out ({@code by}: +1 or -1). */
+        private void tally(double value, long by) {
+            if (Double.isNaN(value)) {
+                return;
+            }
+            if (value != 0.0) {
+                trues += by;
+            } else {
+                falses += by;
             }
         }
 

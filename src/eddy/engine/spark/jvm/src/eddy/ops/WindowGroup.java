@@ -41,15 +41,7 @@ final class WindowGroup {
                 counts[i] += 1;
             }
         }
-        for (KeptAggregate aggregate : kept) {
-            if (aggregate != null) {
-                if (aggregate.readsPlain()) {
-                    aggregate.add(Double.NaN, plain[aggregate.argument]);
-                } else {
-                    aggregate.add(values[aggregate.argument], null);
-                }
-            }
-        }
+        keep(values, plain, true);
         size += 1;
     }
 
@@ -61,16 +53,25 @@ final class WindowGroup {
                 counts[i] -= 1;
             }
         }
+        keep(values, plain, false);
+        size -= 1;
+    }
+
+    /** The event's value of each kept aggregate in ({@code adding}) or out. */
+    private void keep(double[] values, Object[] plain, boolean adding) {
         for (KeptAggregate aggregate : kept) {
-            if (aggregate != null) {
-                if (aggregate.readsPlain()) {
-                    aggregate.remove(Double.NaN, plain[aggregate.argument]);
-                } else {
-                    aggregate.remove(values[aggregate.argument], null);
-                }
+            if (aggregate == null) {
+                continue;
+            }
+            boolean own = aggregate.readsPlain();
+            double value = own ? Double.NaN : values[aggregate.argument];
+            Object object = own ? plain[aggregate.argument] : null;
+            if (adding) {
+                aggregate.add(value, object);
+            } else {
+                aggregate.remove(value, object);
             }
         }
-        size -= 1;
     }
 
     boolean fresh() {
