@@ -5,17 +5,18 @@ Random events — timestamps that tie and go back, null arguments, several group
 other streams that only move the clock, long sums that wrap — through ``eddy.replay`` on
 Spark at micro-batches of 40 and all (so its state is written and read back between
 batches), for queries with and without a filter in front, grouped by an int, a string, two
-keys or nothing, ``time``, ``length``, ``timeLength``, ``sort``, ``externalTime`` (on an attribute
-that goes back), ``lengthBatch`` and ``timeBatch`` windows or none, selecting
-``avg``/``sum``/``count()``/``max``/``min``, ``maxForever``/``minForever``, ``stdDev``,
-``and``/``or``, ``distinctCount`` (``sum`` of ints too: a long) and plain attributes, with
-and without ``having``, ``order by``, ``offset`` and ``limit``, inside value partitions or
-not, into current, expired or all events (the window's timer emitting expired events or a
-batch on rows of any stream, twice when the clock jumps over two ends of a batch), and
-beside a query the per-event runtime runs (Java and Python stateful operators in one
-streaming query), all of them in one app (one replay: the cost is in the micro-batches). The
-outputs must equal the runtime's, event for event and in order. A second test checks that
-the plan Spark runs is the JVM's ``flatMapGroupsWithState``, not a Python worker.
+keys or nothing, ``time``, ``length``, ``timeLength``, ``sort``, ``externalTime`` and
+``externalTimeBatch`` (on an attribute that goes back), ``lengthBatch`` and ``timeBatch``
+windows or none, selecting ``avg``/``sum``/``count()``/``max``/``min``,
+``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount`` (``sum`` of
+ints too: a long) and plain attributes, with and without ``having``, ``order by``,
+``offset`` and ``limit``, inside value partitions or not, into current, expired or all
+events (the window's timer emitting expired events or a batch on rows of any stream, twice
+when the clock jumps over two ends of a batch), and beside a query the per-event runtime
+runs (Java and Python stateful operators in one streaming query), all of them in one app
+(one replay: the cost is in the micro-batches). The outputs must equal the runtime's, event
+for event and in order. A second test checks that the plan Spark runs is the JVM's
+``flatMapGroupsWithState``, not a Python worker.
 """
 
 from __future__ import annotations
@@ -281,6 +282,15 @@ insert all events into O;
 @info(name='p')
 from T[room > 1]#window.sort(3, room, 'asc', dev, 'desc')
 select avg(temp) as a, min(temp) as lo, dev
+insert into P;""",
+    "external-batches": """@info(name='q')
+from T[temp > 15.0]#window.externalTimeBatch(dev, 6)
+select site, sum(room) as sr, max(temp) as hi, count() as n
+group by site
+insert all events into O;
+@info(name='p')
+from T#window.externalTimeBatch(dev, 4)
+select dev, temp
 insert into P;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)

@@ -85,7 +85,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []),
         *(["_partition"] if value is not None else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch)
-    batch = spec.window in ("lengthBatch", "timeBatch")
+    batch = spec.window in ("lengthBatch", "timeBatch", "externalTimeBatch")
     one_per_input = spec.events == "current" and not batch
     firing = spec.window == "timeBatch"
     emission = [] if one_per_input else [

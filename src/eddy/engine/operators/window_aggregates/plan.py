@@ -7,15 +7,16 @@ attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, option
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
 ``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
 windows or aggregations in the app. eddy's Java operator also runs
-``#window.externalTime(a, t)``, ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``,
-``#window.sort(n, a, ...)`` and queries without a window, a ``timeBatch`` into expired or
-all events or selecting only plain attributes, and keeps
-``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
-``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
-(a long, as the runtime sums it), a ``having`` over the selected attributes and ``order by``
-them, ``offset`` and ``limit``; and the query of a value partition (each value its own
-window) with a ``length``, ``lengthBatch``, ``externalTime``, ``sort`` or ``time`` window or
-none, inserting current events. Everything else stays in the per-event runtime.
+``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t)``,
+``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)`` and
+queries without a window, a ``timeBatch`` into expired or all events or selecting only plain
+attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or double,
+``stdDev`` of a number, ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute,
+``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
+attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
+partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
+``sort`` or ``time`` window or none, inserting current events. Everything else stays in the
+per-event runtime.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ SLIDING = ("time", "length")
 """Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
-JVM_ONLY = ("externalTime", "lengthBatch", "timeLength", "sort")
+JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
-PARTITIONED = ("length", "lengthBatch", "externalTime", "sort", "none", "time")
+PARTITIONED = ("length", "lengthBatch", "externalTime", "externalTimeBatch", "sort", "none",
+               "time")
 """Windows eddy's Java operator runs inside a value partition, current events out: with no
 timer and no clock of the app's (a partition's rows alone move them; hash buckets of the
 partition value), or the ``time`` window, whose clock every row of the group moves (one
@@ -137,7 +139,8 @@ class WindowSpec:
         outputs, or the window counts events. In NumPy :mod:`.expiring` runs those (else
         :mod:`.sliding_time` or :mod:`.time_batch`); eddy's Java operator emits a batch
         window's flushes as emissions too."""
-        return self.window in ("length", "lengthBatch") or self.events != "current"
+        return self.window in ("length", "lengthBatch", "externalTimeBatch") or \
+            self.events != "current"
 
 
 @dataclass(frozen=True)
@@ -275,8 +278,8 @@ def _window_shape(window: ast.Window | None, events: str,
         assert isinstance(count, int)
         return _Shape(window.name, count, events, sort_keys=keys)
     clock_column = None
-    if window.name == "externalTime":
-        if len(window.args) != 2:
+    if window.name in ("externalTime", "externalTimeBatch"):
+        if len(window.args) != 2:  # (a batch's start time or timeout: left to the runtime)
             return None
         clock_column = column_of(window.args[0])
         if clock_column is None or types[clock_column] is not AttrType.LONG:
@@ -288,7 +291,8 @@ def _window_shape(window: ast.Window | None, events: str,
         return None
     span = constant_value(window.args[-1])
     if not isinstance(span, int) or isinstance(span, bool) or \
-            (window.name in ("length", "timeBatch", "lengthBatch") and span <= 0):
+            (window.name in ("length", "timeBatch", "lengthBatch", "externalTimeBatch")
+             and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
     return _Shape(window.name, span, events, clock_column)
 

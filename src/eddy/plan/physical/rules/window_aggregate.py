@@ -10,12 +10,13 @@ query of a value partition with a ``length``, ``lengthBatch``, ``externalTime``,
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
 ``having``, ``order by``, ``limit`` or rate limit; in the Java operator also
-``#window.externalTime(a, t)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``,
-``#window.lengthBatch(n)`` or no window, a ``timeBatch`` into all or expired events,
-``max``/``min``, ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``,
-``distinctCount``, ``sum`` of ints, a ``having`` over the selected attributes and
-``order by`` them, ``offset`` and ``limit`` (:mod:`eddy.engine.operators.window_aggregates`
-builds the kernel and says whether it can).
+``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t)``,
+``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``, ``#window.lengthBatch(n)`` or no
+window, a ``timeBatch`` into all or expired events, ``max``/``min``,
+``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount``, ``sum`` of
+ints, a ``having`` over the selected attributes and ``order by`` them, ``offset`` and
+``limit`` (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says whether
+it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the

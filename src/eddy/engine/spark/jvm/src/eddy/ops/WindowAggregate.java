@@ -24,7 +24,8 @@ import org.apache.spark.sql.types.StructType;
 /**
  * A Siddhi {@code #window.time(t)}, {@code #window.length(n)},
  * {@code #window.timeLength(t, n)}, {@code #window.externalTime(a, t)},
- * {@code #window.sort(n, a, ...)}, {@code #window.lengthBatch(n)} or
+ * {@code #window.externalTimeBatch(a, t)}, {@code #window.sort(n, a, ...)},
+ * {@code #window.lengthBatch(n)} or
  * {@code #window.timeBatch(t)} — or no window at all (current events only) — with
  * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} and the aggregates of
  * {@link KeptAggregate} per group, optionally {@code having} and
@@ -32,7 +33,7 @@ import org.apache.spark.sql.types.StructType;
  * events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a
  * Python worker: the rows never cross into Python. ({@code externalTime}, {@code sort} and
  * the batch windows are described at {@link #externalStep}, {@link #sortStep},
- * {@link #batchStep} and {@link #timeBatchStep}.)
+ * {@link #batchStep}, {@link #timeBatchStep} and {@link #externalBatchStep}.)
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -101,6 +102,8 @@ public final class WindowAggregate implements
     private final long size;
     /** {@code externalTime}: the clock is a timestamp attribute (after the plain columns). */
     private final boolean external;
+    /** {@code externalTimeBatch(a, t)}: see {@link #externalBatchStep}. */
+    private final boolean externalBatch;
     /** No window: every passing event aggregates and none ever leaves (current events). */
     private final boolean unbounded;
     /** {@code lengthBatch}: see {@link #batchStep}. */
@@ -157,6 +160,7 @@ public final class WindowAggregate implements
         this.timeLength = "timeLength".equals(window);
         this.size = size;
         this.external = "externalTime".equals(window);
+        this.externalBatch = "externalTimeBatch".equals(window);
         this.unbounded = "none".equals(window);
         this.batch = "lengthBatch".equals(window);
         this.timed = "timeBatch".equals(window);
@@ -169,7 +173,7 @@ public final class WindowAggregate implements
         }
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
-        this.firstValue = timed ? 6 : expired || batch ? 5 : 2;
+        this.firstValue = timed ? 6 : expired || batch || externalBatch ? 5 : 2;
         this.span = span;
         this.groups = groups;
         this.arguments = argumentTypes.length();
@@ -211,7 +215,7 @@ public final class WindowAggregate implements
         this.lastOnly = groups == 0 && aggregates;
         this.keepsPlain = expired || distinct || sort;
         this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain,
-                batch || timed, longSummed, this.kinds, indexes);
+                batch || timed || externalBatch, longSummed, this.kinds, indexes);
     }
 
     /**
@@ -321,6 +325,10 @@ public final class WindowAggregate implements
                 externalStep(window, chunk, row, ts, out, argumentsAt, plainAt);
                 continue;
             }
+            if (externalBatch) {
+                externalBatchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
+                continue;
+            }
             boolean late = ts < window.clock;
             window.clock = Math.max(window.clock, ts);
             if (batch) {
@@ -386,12 +394,7 @@ public final class WindowAggregate implements
         if (!row.getBoolean(3)) {
             return;
         }
-        int clockAt = plainAt + plains;
-        if (row.isNullAt(clockAt)) {
-            throw new IllegalStateException("#window.externalTime: an event without a value "
-                    + "of its timestamp attribute");
-        }
-        long now = row.getLong(clockAt);
+        long now = externalClock(row, plainAt);
         long seq = row.getLong(0);
         window.clock = now;
         while (!window.queue.isEmpty() && window.queue.peekFirst().ts - now + span <= 0) {
@@ -409,6 +412,51 @@ public final class WindowAggregate implements
         } else {
             emitCurrent(row, group, ts, out, plainAt);
         }
+    }
+
+    /** A passing row's timestamp attribute (after the plain columns). */
+    private long externalClock(Row row, int plainAt) {
+        int clockAt = plainAt + plains;
+        if (row.isNullAt(clockAt)) {
+            throw new IllegalStateException("#window.externalTime: an event without a value "
+                    + "of its timestamp attribute");
+        }
+        return row.getLong(clockAt);
+    }
+
+    /**
+     * One row of an {@code externalTimeBatch(attribute, t)} window, as the runtime runs it:
+     * only a passing row reaches it; the first sets the first batch's end at its attribute
+     * plus {@code t} (the batches' grid starts there); the clock is the largest attribute
+     * seen (from 0); an event before the end waits in the batch, one at or past it first
+     * flushes the batch ({@link #flush}: expired events stamped with the clock) for its own
+     * row, moves the end to the grid's next after the clock, then waits. The timers hold the
+     * end and the grid's start; {@code last} the clock. No timer fires: without a timeout
+     * only events close a batch.
+     */
+    private void externalBatchStep(WindowState window, Chunk chunk, Row row, long ts,
+                                   List<Row> out, int argumentsAt, int plainAt) {
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        long time = externalClock(row, plainAt);
+        if (window.timers.isEmpty()) {
+            window.timers.addLast(time + span);
+            window.timers.addLast(time);
+            window.last = 0;
+        }
+        long end = window.timers.peekFirst();
+        long start = window.timers.peekLast();
+        window.last = Math.max(window.last, time);
+        if (time >= end) {
+            window.clock = window.last;
+            flush(window, chunk, row.getLong(0));
+            chunk.emitTo(out, false, 0);
+            window.timers.clear();
+            window.timers.addLast(window.last + (span - (window.last - start) % span));
+            window.timers.addLast(start);
+        }
+        hold(window, row, ts, argumentsAt, plainAt);
     }
 
     /**
