@@ -235,12 +235,17 @@ public final class WindowAggregate implements
         ObjectMapper json = new ObjectMapper();
         Expression condition = having.isEmpty() ? null : Expression.parse(json.readTree(having));
         WindowAggregate step = new WindowAggregate(window, events, span, size, groups,
-                argumentTypes, kinds.isEmpty() ? new String[0] : kinds.split(","), condition,
+                argumentTypes, items(kinds), condition,
                 ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)),
-                sortKeys.isEmpty() ? new String[0] : sortKeys.split(","), partitioned, output);
+                items(sortKeys), partitioned, output);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
+    }
+
+    /** The items of a comma-separated list (none in an empty one). */
+    private static String[] items(String list) {
+        return list.isEmpty() ? new String[0] : list.split(",");
     }
 
     /** One emission's selected outputs, per group in order of its first selected event
