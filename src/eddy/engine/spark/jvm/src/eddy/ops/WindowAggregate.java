@@ -3,22 +3,18 @@ package eddy.ops;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import eddy.ops.Selector.Chunk;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
 import org.apache.spark.sql.streaming.GroupStateTimeout;
 import org.apache.spark.sql.streaming.OutputMode;
-import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -31,9 +27,10 @@ import org.apache.spark.sql.types.StructType;
  * {@link KeptAggregate} per group, optionally {@code having} and
  * {@code order by}/{@code offset}/{@code limit} ({@link Ordering}), current, expired or all
  * events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a
- * Python worker: the rows never cross into Python. ({@code externalTime}, {@code sort} and
- * the batch windows are described at {@link #externalStep}, {@link #sortStep},
- * {@link #batchStep}, {@link #timeBatchStep} and {@link #externalBatchStep}.)
+ * Python worker: the rows never cross into Python; the {@link Selector} picks the outputs.
+ * ({@code externalTime}, {@code sort} and the batch windows are described at
+ * {@link #externalStep}, {@link #sortStep}, {@link #batchStep}, {@link #timeBatchStep} and
+ * {@link #externalBatchStep}.)
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -94,86 +91,46 @@ public final class WindowAggregate implements
     private static final long serialVersionUID = 1L;
     private static final int FIRST = 5;
 
-    private final boolean length;
-    /** {@code timeLength(t, n)}: a time window of at most {@link #size} events, each leaving
-     *  by its own timestamp (a length eviction can let a younger event out first) and asking
-     *  for a timer at its timestamp plus {@code t}. */
-    private final boolean timeLength;
+    private final WindowKind kind;
+    /** The window's span: its time ({@code time}, {@code timeLength}, {@code externalTime},
+     *  the batches' {@code t}) or its length ({@code length}, {@code lengthBatch},
+     *  {@code sort}). */
+    private final long span;
+    /** A {@code timeLength}'s most events (none beside). */
     private final long size;
-    /** {@code externalTime}: the clock is a timestamp attribute (after the plain columns). */
-    private final boolean external;
-    /** {@code externalTimeBatch(a, t)}: see {@link #externalBatchStep}. */
-    private final boolean externalBatch;
-    /** No window: every passing event aggregates and none ever leaves (current events). */
-    private final boolean unbounded;
-    /** {@code lengthBatch}: see {@link #batchStep}. */
-    private final boolean batch;
-    /** {@code timeBatch}: see {@link #timeBatchStep}. */
-    private final boolean timed;
-    /** {@code sort(n, a [, order], ...)}: see {@link #sortStep}; the plain columns it sorts
-     *  by and their directions. */
-    private final boolean sort;
+    /** {@code sort}: the plain columns it sorts by and their directions. */
     private final int[] sortBy;
     private final boolean[] sortAscending;
     /** Each value of a partition (a row's last column; null: a row that only moves the
      *  clock) has a window of its own, all of them on the clock of the rows they see. */
     private final boolean partitioned;
+    private final Selector selector;
     private final WindowState.Codec codec;
-    /** Which events go out: current ones, expired ones, or both (when expired ones do, the
-     *  window follows the runtime's timers and chunks: see the class comment). */
-    private final boolean current;
-    private final boolean expired;
-    /** Neither {@code group by} nor an aggregate: every selected event of a chunk goes out. */
-    private final boolean everyEvent;
-    /** An aggregate without {@code group by}: a chunk's last selected event alone. */
-    private final boolean lastOnly;
-    /** The query's {@code order by}, {@code offset} and {@code limit}, or null. */
-    private final Ordering ordering;
     /** Whether the window's events keep their selected plain values: to go out as expired
-     *  events, or to leave a {@code distinctCount}. */
+     *  events, to leave a {@code distinctCount} or to be sorted. */
     private final boolean keepsPlain;
     private final int plains;
-    private final int firstValue;
-    private final long span;
     private final int groups;
     private final int arguments;
     /** Per argument: whether it is an int or long column (its row value a Long). */
     private final boolean[] integralArgument;
-    /** Per argument: whether a long sum of it is selected (only then is it in the state, so
-     *  that the state of a query without one reads as it did before long sums). */
-    private final boolean[] longSummed;
-    /** The {@code having} condition over the selected values, or null. */
-    private final Expression having;
-    /** Per selected attribute: its kind's letter, its index (column or argument), and
-     *  whether it goes out as an int; parsed once, not per row. */
-    private final char[] kinds;
-    private final int[] indexes;
-    private final boolean[] integral;
 
-    private WindowAggregate(String window, String events, long span, long size, int groups,
-                            String argumentTypes, String[] kinds, Expression having,
-                            Ordering ordering, String[] sortKeys, boolean partitioned,
-                            StructType output) {
+    private WindowAggregate(WindowKind kind, long span, long size, int groups,
+                            String argumentTypes, Selector selector, String[] sortKeys,
+                            boolean partitioned) {
+        this.kind = kind;
         this.partitioned = partitioned;
-        this.ordering = ordering;
-        this.length = "length".equals(window);
-        this.timeLength = "timeLength".equals(window);
+        this.selector = selector;
         this.size = size;
-        this.external = "externalTime".equals(window);
-        this.externalBatch = "externalTimeBatch".equals(window);
-        this.unbounded = "none".equals(window);
-        this.batch = "lengthBatch".equals(window);
-        this.timed = "timeBatch".equals(window);
-        this.sort = "sort".equals(window);
         this.sortBy = new int[sortKeys.length];
         this.sortAscending = new boolean[sortKeys.length];
+        int plain = selector.plainsRead();
         for (int i = 0; i < sortKeys.length; i++) {
             sortBy[i] = Integer.parseInt(sortKeys[i].substring(0, sortKeys[i].length() - 1));
             sortAscending[i] = sortKeys[i].endsWith("a");
+            plain = Math.max(plain, sortBy[i] + 1);
         }
-        this.current = !"expired".equals(events);
-        this.expired = !"current".equals(events);
-        this.firstValue = timed ? 6 : expired || batch || externalBatch ? 5 : 2;
+        this.plains = plain;
         this.span = span;
         this.groups = groups;
         this.arguments = argumentTypes.length();
@@ -181,41 +138,17 @@ public final class WindowAggregate implements
         for (int i = 0; i < arguments; i++) {
             integralArgument[i] = argumentTypes.charAt(i) == 'l';
         }
-        this.having = having;
-        this.kinds = new char[kinds.length];
-        this.indexes = new int[kinds.length];
-        this.integral = new boolean[kinds.length];
-        for (int i = 0; i < kinds.length; i++) {
-            this.kinds[i] = kinds[i].charAt(0);
-            this.indexes[i] = kinds[i].length() > 1
-                    ? Integer.parseInt(kinds[i].substring(1)) : -1;
-            integral[i] = output.fields()[firstValue + i].dataType() instanceof IntegerType;
-        }
-        this.longSummed = new boolean[arguments];
-        for (int i = 0; i < kinds.length; i++) {
-            if (this.kinds[i] == 'l') {
-                longSummed[indexes[i]] = true;
+        // a long sum is in the state only when selected, so that the state of a query
+        // without one reads as it did before long sums
+        boolean[] longSummed = new boolean[arguments];
+        for (int i = 0; i < selector.kinds.length; i++) {
+            if (selector.kinds[i] == 'l') {
+                longSummed[selector.indexes[i]] = true;
             }
         }
-        int plain = 0;
-        boolean aggregates = false;
-        boolean distinct = false;
-        for (int i = 0; i < kinds.length; i++) {
-            if (this.kinds[i] == 'v' || this.kinds[i] == 'u') {
-                plain = Math.max(plain, indexes[i] + 1);
-            }
-            aggregates |= this.kinds[i] != 'v';
-            distinct |= this.kinds[i] == 'u';
-        }
-        for (int index : sortBy) {
-            plain = Math.max(plain, index + 1);
-        }
-        this.plains = plain;
-        this.everyEvent = groups == 0 && !aggregates;
-        this.lastOnly = groups == 0 && aggregates;
-        this.keepsPlain = expired || distinct || sort;
-        this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain,
-                batch || timed || externalBatch, longSummed, this.kinds, indexes);
+        this.keepsPlain = selector.expired || selector.selects('u') || kind == WindowKind.SORT;
+        this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain, kind.batch(),
+                longSummed, selector.kinds, selector.indexes);
     }
 
     /**
@@ -233,11 +166,13 @@ public final class WindowAggregate implements
                                      String sortKeys, boolean partitioned, StructType output)
             throws IOException {
         ObjectMapper json = new ObjectMapper();
-        Expression condition = having.isEmpty() ? null : Expression.parse(json.readTree(having));
-        WindowAggregate step = new WindowAggregate(window, events, span, size, groups,
-                argumentTypes, items(kinds), condition,
-                ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)),
-                items(sortKeys), partitioned, output);
+        WindowKind kind = WindowKind.named(window);
+        Selector selector = new Selector(items(kinds), events, kind.batch(),
+                kind == WindowKind.TIME_BATCH, groups,
+                having.isEmpty() ? null : Expression.parse(json.readTree(having)),
+                ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)), output);
+        WindowAggregate step = new WindowAggregate(kind, span, size, groups, argumentTypes,
+                selector, items(sortKeys), partitioned);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -246,55 +181,6 @@ public final class WindowAggregate implements
     /** The items of a comma-separated list (none in an empty one). */
     private static String[] items(String list) {
         return list.isEmpty() ? new String[0] : list.split(",");
-    }
-
-    /** One emission's selected outputs, per group in order of its first selected event
-     *  (the value: the output right after the group's last selected event). One chunk
-     *  serves every emission of a call, emptied by {@link #emitTo}. */
-    final class Chunk {
-        final Map<Object, Object[]> outputs = new LinkedHashMap<>();
-
-        void select(WindowGroup group, Object[] plain, long seq, long ts, boolean leaving) {
-            if (leaving ? !expired : !current) {
-                return;
-            }
-            // without a having, the values go straight into the output (the seed's hot path)
-            Object[] values = having == null ? null : selected(group, plain);
-            if (values != null && !passes(values)) {
-                return;
-            }
-            Object key = everyEvent ? Integer.valueOf(outputs.size()) : group.key;
-            Object[] emitted = outputs.get(key);  // a later event of the group replaces it
-            if (emitted == null) {
-                emitted = new Object[firstValue + kinds.length];
-                outputs.put(key, emitted);
-            }
-            emitted[0] = seq;
-            emitted[1] = ts;
-            emitted[3] = leaving;
-            for (int i = 0; i < kinds.length; i++) {
-                emitted[firstValue + i] = values != null ? values[i] : value(i, group, plain);
-            }
-        }
-
-        /** {@code firing}: which of the timers due at one row emits (a {@code timeBatch}). */
-        void emitTo(List<Row> out, boolean timer, int firing) {
-            int position = 0;
-            Collection<Object[]> events = outputs.values();
-            if (ordering != null) {
-                events = lastOnly ? ordering.keepsOne() ? events : List.of()
-                        : ordering.apply(new ArrayList<>(events), firstValue, 3);
-            }
-            for (Object[] emitted : events) {
-                emitted[2] = position++;
-                emitted[4] = timer;
-                if (timed) {
-                    emitted[5] = firing;
-                }
-                out.add(RowFactory.create(emitted));
-            }
-            outputs.clear();
-        }
     }
 
     @Override
@@ -307,9 +193,7 @@ public final class WindowAggregate implements
         WindowState window = partitioned ? null
                 : state.exists() ? codec.read(state.get()) : new WindowState();
         List<Row> out = new ArrayList<>();
-        int argumentsAt = FIRST + groups;
-        int plainAt = argumentsAt + arguments;
-        Chunk chunk = new Chunk();
+        Chunk chunk = selector.new Chunk();
         for (Row row : rows) {
             if (!row.getBoolean(2)) {
                 throw new IllegalStateException("on-demand queries need tables, which this "
@@ -326,66 +210,74 @@ public final class WindowAggregate implements
                 window = keyed.windows.computeIfAbsent(value, k -> new WindowState());
                 window.clock = clock;
             }
-            if (external) {
-                externalStep(window, chunk, row, ts, out, argumentsAt, plainAt);
-                continue;
-            }
-            if (externalBatch) {
-                externalBatchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
-                continue;
-            }
-            boolean late = ts < window.clock;
-            window.clock = Math.max(window.clock, ts);
-            if (batch) {
-                batchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
-                continue;
-            }
-            if (timed) {
-                timeBatchStep(window, chunk, row, ts, out, argumentsAt, plainAt);
-                continue;
-            }
-            if (sort) {
-                sortStep(window, chunk, row, ts, out, argumentsAt, plainAt);
-                continue;
-            }
-            if (expired) {
-                expiringStep(window, chunk, row, ts, late, out, argumentsAt, plainAt);
-                continue;
-            }
-            long threshold = window.clock - span;
-            while (!length && !window.queue.isEmpty()
-                    && window.queue.peekFirst().ts <= threshold) {
-                remove(window, window.queue.pollFirst());
-            }
-            if (!row.getBoolean(3)) {
-                continue;
-            }
-            if (window.queue.size() >= (timeLength ? size : length ? span : Long.MAX_VALUE)) {
-                remove(window, window.queue.pollFirst());  // the new event pushes out the head
-            }
-            window.last = Math.max(window.last, ts);
-            WindowGroup group = enter(window, row, timeLength ? ts : window.last, argumentsAt,
-                    keepsPlain ? plainValues(row, plainAt) : null);
-            emitCurrent(row, group, ts, out, plainAt);
+            step(window, chunk, row, ts, out);
         }
         state.update(partitioned ? codec.writeKeyed(keyed) : codec.write(window));
         return out.iterator();
     }
 
-    /** A passing row's own output when only current events go out (unless the
-     *  {@code having} rejects it). */
-    private void emitCurrent(Row row, WindowGroup group, long ts, List<Row> out, int plainAt) {
-        Object[] emitted = new Object[2 + kinds.length];
-        emitted[0] = row.getLong(0);
-        emitted[1] = ts;
-        for (int i = 0; i < kinds.length; i++) {
-            emitted[2 + i] = kinds[i] == 'v' ? row.get(plainAt + indexes[i])
-                    : value(i, group, null);
+    /** One row through the window, its outputs into {@code out}. */
+    private void step(WindowState window, Chunk chunk, Row row, long ts,
+                      List<Row> out) {
+        if (kind == WindowKind.EXTERNAL_TIME) {
+            externalStep(window, chunk, row, ts, out);
+            return;
         }
-        if ((having == null || passesAt(emitted, 2))
-                && (ordering == null || ordering.keepsOne())) {
-            out.add(RowFactory.create(emitted));
+        if (kind == WindowKind.EXTERNAL_TIME_BATCH) {
+            externalBatchStep(window, chunk, row, ts, out);
+            return;
         }
+        boolean late = ts < window.clock;
+        window.clock = Math.max(window.clock, ts);
+        switch (kind) {
+            case LENGTH_BATCH -> batchStep(window, chunk, row, ts, out);
+            case TIME_BATCH -> timeBatchStep(window, chunk, row, ts, out);
+            case SORT -> sortStep(window, chunk, row, ts, out);
+            default -> {
+                if (selector.expired) {
+                    expiringStep(window, chunk, row, ts, late, out);
+                } else {
+                    currentStep(window, row, ts, out);
+                }
+            }
+        }
+    }
+
+    /** One row of a sliding window (or none) when only current events go out. */
+    private void currentStep(WindowState window, Row row, long ts, List<Row> out) {
+        if (kind != WindowKind.LENGTH) {
+            long threshold = window.clock - span;
+            while (!window.queue.isEmpty() && window.queue.peekFirst().ts <= threshold) {
+                remove(window, window.queue.pollFirst());
+            }
+        }
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        if (window.queue.size() >= capacity()) {
+            remove(window, window.queue.pollFirst());  // the new event pushes out the head
+        }
+        window.last = Math.max(window.last, ts);
+        WindowGroup group = enter(window, row, kind == WindowKind.TIME_LENGTH ? ts
+                : window.last, keepsPlain ? plainValues(row) : null);
+        selector.emitCurrent(row, group, ts, out, plainAt());
+    }
+
+    /** The most events a sliding window holds before a new one pushes out its head. */
+    private long capacity() {
+        return switch (kind) {
+            case TIME_LENGTH -> size;
+            case LENGTH -> span;
+            default -> Long.MAX_VALUE;
+        };
+    }
+
+    private int argumentsAt() {
+        return FIRST + groups;
+    }
+
+    private int plainAt() {
+        return FIRST + groups + arguments;
     }
 
     /**
@@ -394,34 +286,33 @@ public final class WindowAggregate implements
      * back), the heads with an attribute at most {@code clock - t} leave (the head first),
      * as expired events stamped with the clock, then the row enters; no timers.
      */
-    private void externalStep(WindowState window, Chunk chunk, Row row, long ts,
-                              List<Row> out, int argumentsAt, int plainAt) {
+    private void externalStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out) {
         if (!row.getBoolean(3)) {
             return;
         }
-        long now = externalClock(row, plainAt);
+        long now = externalClock(row);
         long seq = row.getLong(0);
         window.clock = now;
         while (!window.queue.isEmpty() && window.queue.peekFirst().ts - now + span <= 0) {
-            if (expired) {
+            if (selector.expired) {
                 leave(window, chunk, seq);
             } else {
                 remove(window, window.queue.pollFirst());
             }
         }
-        Object[] plain = keepsPlain ? plainValues(row, plainAt) : null;
-        WindowGroup group = enter(window, row, now, argumentsAt, plain);
-        if (expired) {
+        Object[] plain = keepsPlain ? plainValues(row) : null;
+        WindowGroup group = enter(window, row, now, plain);
+        if (selector.expired) {
             chunk.select(group, plain, seq, ts, false);
             chunk.emitTo(out, false, 0);
         } else {
-            emitCurrent(row, group, ts, out, plainAt);
+            selector.emitCurrent(row, group, ts, out, plainAt());
         }
     }
 
     /** A passing row's timestamp attribute (after the plain columns). */
-    private long externalClock(Row row, int plainAt) {
-        int clockAt = plainAt + plains;
+    private long externalClock(Row row) {
+        int clockAt = plainAt() + plains;
         if (row.isNullAt(clockAt)) {
             throw new IllegalStateException("#window.externalTime: an event without a value "
                     + "of its timestamp attribute");
@@ -440,11 +331,11 @@ public final class WindowAggregate implements
      * only events close a batch.
      */
     private void externalBatchStep(WindowState window, Chunk chunk, Row row, long ts,
-                                   List<Row> out, int argumentsAt, int plainAt) {
+                                   List<Row> out) {
         if (!row.getBoolean(3)) {
             return;
         }
-        long time = externalClock(row, plainAt);
+        long time = externalClock(row);
         if (window.timers.isEmpty()) {
             window.timers.addLast(time + span);
             window.timers.addLast(time);
@@ -461,19 +352,18 @@ public final class WindowAggregate implements
             window.timers.addLast(window.last + (span - (window.last - start) % span));
             window.timers.addLast(start);
         }
-        hold(window, row, ts, argumentsAt, plainAt);
+        hold(window, row, ts);
     }
 
     /**
      * One row of a {@code lengthBatch(n)} window, as the runtime runs it: a passing event
      * waits; the n-th flushes the batch ({@link #flush}), emitted for the row that filled it.
      */
-    private void batchStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out,
-                           int argumentsAt, int plainAt) {
+    private void batchStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out) {
         if (!row.getBoolean(3)) {
             return;
         }
-        hold(window, row, ts, argumentsAt, plainAt);
+        hold(window, row, ts);
         if (window.pending.size() >= span) {
             flush(window, chunk, row.getLong(0));
             chunk.emitTo(out, false, 0);
@@ -492,8 +382,7 @@ public final class WindowAggregate implements
      * the ends after it find nothing to emit) — then, if it passes, the row waits in the
      * next batch.
      */
-    private void timeBatchStep(WindowState window, Chunk chunk, Row row, long ts,
-                               List<Row> out, int argumentsAt, int plainAt) {
+    private void timeBatchStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out) {
         Long end = window.timers.peekFirst();
         if (end != null && window.clock >= end) {
             long seq = row.getLong(0);
@@ -514,7 +403,7 @@ public final class WindowAggregate implements
         if (end == null) {
             window.timers.addLast(window.clock + span);
         }
-        hold(window, row, ts, argumentsAt, plainAt);
+        hold(window, row, ts);
     }
 
     /**
@@ -524,18 +413,17 @@ public final class WindowAggregate implements
      * attributes; the order stays for the next sort) and the last leaves, an expired event
      * stamped with the clock, after the current one in the same chunk.
      */
-    private void sortStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out,
-                          int argumentsAt, int plainAt) {
+    private void sortStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out) {
         if (!row.getBoolean(3)) {
             return;
         }
         long seq = row.getLong(0);
-        Object[] plain = plainValues(row, plainAt);
-        WindowGroup group = enter(window, row, ts, argumentsAt, plain);
-        if (expired) {
+        Object[] plain = plainValues(row);
+        WindowGroup group = enter(window, row, ts, plain);
+        if (selector.expired) {
             chunk.select(group, plain, seq, ts, false);
         } else {
-            emitCurrent(row, group, ts, out, plainAt);
+            selector.emitCurrent(row, group, ts, out, plainAt());
         }
         if (window.queue.size() > span) {
             List<WindowState.Entry> kept = new ArrayList<>(window.queue);
@@ -546,7 +434,7 @@ public final class WindowAggregate implements
             remove(window, last);
             chunk.select(last.group, last.plain, seq, window.clock, true);
         }
-        if (expired) {
+        if (selector.expired) {
             chunk.emitTo(out, false, 0);
         }
     }
@@ -568,13 +456,13 @@ public final class WindowAggregate implements
     }
 
     /** A passing row of a batch window waits for its batch, not aggregated yet. */
-    private void hold(WindowState window, Row row, long ts, int argumentsAt, int plainAt) {
+    private void hold(WindowState window, Row row, long ts) {
         double[] values = new double[arguments];
         long[] longs = new long[arguments];
-        readArguments(row, argumentsAt, values, longs);
+        readArguments(row, values, longs);
         Object key = WindowState.groupKey(groups, i -> row.get(FIRST + i));
         window.pending.add(new WindowState.Pending(ts, key, values, longs,
-                plainValues(row, plainAt)));
+                plainValues(row)));
     }
 
     /**
@@ -584,7 +472,7 @@ public final class WindowAggregate implements
      * reset that forgets every group and the batch's events, each entering its group.
      */
     private void flush(WindowState window, Chunk chunk, long seq) {
-        while (expired && !window.queue.isEmpty()) {
+        while (selector.expired && !window.queue.isEmpty()) {
             leave(window, chunk, seq);
         }
         if (window.pending.isEmpty()) {
@@ -593,9 +481,9 @@ public final class WindowAggregate implements
         window.groups.clear();
         for (WindowState.Pending event : window.pending) {
             WindowGroup group = window.groups.computeIfAbsent(event.key,
-                    k -> new WindowGroup(k, arguments, kinds, indexes));
+                    k -> new WindowGroup(k, arguments, selector.kinds, selector.indexes));
             group.add(event.values, event.longs, event.plain);
-            if (expired) {
+            if (selector.expired) {
                 window.queue.addLast(new WindowState.Entry(0, group, event.values,
                         event.plain));
             }
@@ -604,7 +492,8 @@ public final class WindowAggregate implements
         window.pending.clear();
     }
 
-    private Object[] plainValues(Row row, int plainAt) {
+    private Object[] plainValues(Row row) {
+        int plainAt = plainAt();
         Object[] plain = new Object[plains];
         for (int i = 0; i < plains; i++) {
             plain[i] = row.get(plainAt + i);
@@ -614,8 +503,10 @@ public final class WindowAggregate implements
 
     /** One row when expired events are outputs: the timer's emission, then the row's. */
     private void expiringStep(WindowState window, Chunk chunk, Row row, long ts, boolean late,
-                              List<Row> out, int argumentsAt, int plainAt) {
+                              List<Row> out) {
         long seq = row.getLong(0);
+        boolean length = kind == WindowKind.LENGTH;
+        boolean timeLength = kind == WindowKind.TIME_LENGTH;
         if (!length && !late) {
             boolean fired = false;
             while (!window.timers.isEmpty() && window.timers.peekFirst() <= window.clock) {
@@ -633,16 +524,15 @@ public final class WindowAggregate implements
         if (!length) {
             expire(window, chunk, seq);
         }
-        if (window.queue.size() >= (timeLength ? size : length ? span : Long.MAX_VALUE)) {
+        if (window.queue.size() >= capacity()) {
             leave(window, chunk, seq);
         }
-        Object[] plain = plainValues(row, plainAt);
+        Object[] plain = plainValues(row);
         if (timeLength || !length && ts > window.last) {
             window.timers.addLast(ts + span);  // (a timeLength: every event, in its order)
         }
         window.last = Math.max(window.last, ts);
-        WindowGroup group = enter(window, row, timeLength ? ts : window.last, argumentsAt,
-                plain);
+        WindowGroup group = enter(window, row, timeLength ? ts : window.last, plain);
         chunk.select(group, plain, seq, ts, false);
         chunk.emitTo(out, false, 0);
     }
@@ -662,7 +552,8 @@ public final class WindowAggregate implements
     }
 
     /** The row's arguments: doubles (NaN for a null) and, for the integral ones, longs. */
-    private void readArguments(Row row, int argumentsAt, double[] values, long[] longs) {
+    private void readArguments(Row row, double[] values, long[] longs) {
+        int argumentsAt = argumentsAt();
         for (int i = 0; i < arguments; i++) {
             if (row.isNullAt(argumentsAt + i)) {
                 values[i] = Double.NaN;
@@ -675,65 +566,20 @@ public final class WindowAggregate implements
         }
     }
 
-    /** The selected values of an event of {@code group} as they go out now. */
-    private Object[] selected(WindowGroup group, Object[] plain) {
-        Object[] values = new Object[kinds.length];
-        for (int i = 0; i < kinds.length; i++) {
-            values[i] = value(i, group, plain);
-        }
-        return values;
-    }
-
-    private boolean passes(Object[] values) {
-        return having == null || Expression.truthy(having.evaluate(values, null));
-    }
-
-    /** {@link #passes} for selected values that start at {@code offset} of {@code row}. */
-    private boolean passesAt(Object[] row, int offset) {
-        Object[] values = new Object[kinds.length];
-        System.arraycopy(row, offset, values, 0, values.length);
-        return passes(values);
-    }
-
     /** The passing row enters the window, to leave by {@code due} (its {@code M}, or its
      *  timestamp attribute; without a window it never leaves); its group. */
-    private WindowGroup enter(WindowState window, Row row, long due, int argumentsAt,
-                              Object[] plain) {
+    private WindowGroup enter(WindowState window, Row row, long due, Object[] plain) {
         Object key = WindowState.groupKey(groups, i -> row.get(FIRST + i));
         WindowGroup group = window.groups.computeIfAbsent(key,
-                k -> new WindowGroup(k, arguments, kinds, indexes));
+                k -> new WindowGroup(k, arguments, selector.kinds, selector.indexes));
         double[] values = new double[arguments];
         long[] longs = new long[arguments];
-        readArguments(row, argumentsAt, values, longs);
+        readArguments(row, values, longs);
         group.add(values, longs, plain);
-        if (!unbounded) {
+        if (kind != WindowKind.NONE) {
             window.queue.addLast(new WindowState.Entry(due, group, values, plain));
         }
         return group;
-    }
-
-    /** Selected attribute {@code output} of {@code group} as it is now ({@code plain}: the
-     *  event's selected plain values). */
-    private Object value(int output, WindowGroup group, Object[] plain) {
-        char what = kinds[output];
-        if (what == 'c') {
-            return group.size;
-        }
-        int index = indexes[output];
-        if (what == 'v') {
-            return plain[index];
-        }
-        KeptAggregate kept = group.kept[output];
-        if (kept != null) {
-            return kept.value(integral[output]);
-        }
-        if (group.counts[index] == 0) {
-            return null;
-        }
-        if (what == 'l') {
-            return group.longSums[index];
-        }
-        return what == 's' ? group.sums[index] : group.sums[index] / group.counts[index];
     }
 
     private static void remove(WindowState window, WindowState.Entry entry) {
