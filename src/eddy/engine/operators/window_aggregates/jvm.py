@@ -14,7 +14,9 @@ eddy's own Java operator
 classes by :mod:`eddy.engine.spark.jvm_classes`), which follows the runtime step by step as
 :mod:`.sliding_time`, :mod:`.expiring` and :mod:`.time_batch` do. Its outputs go through
 the same writer columns as the Python operator's, so nothing downstream can tell them
-apart.
+apart. It also keeps a query's ``output ... every N events|<time>`` rate limit (the
+operator's ``RateLimit``), whose releases go out as emissions (``_i``, ``_x``, ``_timer``;
+``_r``: the limit's own timer flushed them).
 
 It is used when the session has eddy's JVM classes on its class path (a machine with a JDK);
 otherwise, and for every other window shape, the Python operator runs (and a query with
@@ -34,8 +36,10 @@ from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates.plan import (
+    BATCHES,
     Ordering,
     Output,
+    Rate,
     WindowPlan,
     runs_in_jvm,
 )
@@ -43,6 +47,7 @@ from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
     EXPIRED,
     FIRING,
+    LIMITER,
     PASS,
     POSITION,
     TIMER,
@@ -85,13 +90,14 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []),
         *(["_partition"] if value is not None else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch)
-    batch = spec.window in ("lengthBatch", "timeBatch", "externalTimeBatch")
-    one_per_input = spec.events == "current" and not batch
+    one_per_input = spec.events == "current" and spec.window not in BATCHES and \
+        spec.rate is None
     firing = spec.window == "timeBatch"
     emission = [] if one_per_input else [
         StructField(POSITION, IntegerType()), StructField(EXPIRED, BooleanType()),
-        StructField(TIMER, BooleanType())] + ([StructField(FIRING, IntegerType())]
-                                              if firing else [])
+        StructField(TIMER, BooleanType()),
+        *([StructField(FIRING, IntegerType())] if firing else []),
+        *([StructField(LIMITER, BooleanType())] if spec.rate and spec.rate.scheduled else [])]
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType())] +
                         emission + [StructField(f"o{i}", spark_type(out.type))
                                     for i, out in enumerate(spec.outputs)])
@@ -104,7 +110,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                               _ordering_json(spec.ordering),
                               ",".join(f"{plain.index(column)}{'a' if ascending else 'd'}"
                                        for column, ascending in spec.sort_keys),
-                              value is not None,
+                              value is not None, _rate(spec.rate),
                               java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
@@ -125,6 +131,11 @@ def _partitioned(plan: WindowPlan, source: DataFrame, buckets: int
     rows = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
     return rows, hash_bucket([F.col(partition)], buckets, source.sparkSession), \
         F.col(partition)
+
+
+def _rate(rate: Rate | None) -> str:
+    """The Java operator's ``RateLimit`` spec, or empty for none."""
+    return "" if rate is None else f"{rate.type}:{rate.unit}:{rate.value}"
 
 
 def _ordering_json(ordering: Ordering) -> str:

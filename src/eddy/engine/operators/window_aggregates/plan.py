@@ -15,8 +15,9 @@ attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or
 ``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
 attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
 partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
-``sort`` or ``time`` window or none, inserting current events. Everything else stays in the
-per-event runtime.
+``sort`` or ``time`` window or none, inserting current events; and outside partitions an
+``output [all|first|last] every N events`` or ``every <time>`` rate limit. Everything else
+stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ SLIDING = ("time", "length")
 """Windows whose expired events the operator can emit (:mod:`.expiring`)."""
 
 
+BATCHES = ("lengthBatch", "timeBatch", "externalTimeBatch")
 JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
@@ -88,6 +90,22 @@ class Ordering:
 
 
 @dataclass(frozen=True)
+class Rate:
+    """A query's ``output <type> every <value> events|<time>`` (``unit`` ``events`` or
+    ``time``, ms); ``scheduler`` the limiter's scheduler number in the app when a timer of
+    its own flushes it (``all``/``last`` every ``<time>``), else -1."""
+
+    type: str
+    unit: str
+    value: int
+    scheduler: int = -1
+
+    @property
+    def scheduled(self) -> bool:
+        return self.scheduler >= 0
+
+
+@dataclass(frozen=True)
 class WindowSpec:
     """What an operator needs, as plain data (it is pickled to Spark's Python workers).
 
@@ -102,7 +120,8 @@ class WindowSpec:
     value has its own window: only in eddy's Java operator) and ``place`` the query's place
     among the partition's; ``size`` a ``timeLength``'s events; ``ordering`` its ``order by``,
     ``offset`` and ``limit`` (only in eddy's Java operator); ``sort_keys`` a ``sort``
-    window's columns and directions (ascending)."""
+    window's columns and directions (ascending); ``rate`` its output rate limit (only in
+    eddy's Java operator)."""
 
     window: str
     span: int
@@ -118,6 +137,7 @@ class WindowSpec:
     size: int = 0
     ordering: Ordering = Ordering()
     sort_keys: tuple[tuple[str, bool], ...] = ()
+    rate: Rate | None = None
 
     @property
     def shared_clock(self) -> bool:
@@ -138,9 +158,9 @@ class WindowSpec:
         """Whether its outputs are emissions (``_i``, ``_x``, ``_timer``): expired events are
         outputs, or the window counts events. In NumPy :mod:`.expiring` runs those (else
         :mod:`.sliding_time` or :mod:`.time_batch`); eddy's Java operator emits a batch
-        window's flushes as emissions too."""
+        window's flushes and a rate limit's releases as emissions too."""
         return self.window in ("length", "lengthBatch", "externalTimeBatch") or \
-            self.events != "current"
+            self.events != "current" or self.rate is not None
 
 
 @dataclass(frozen=True)
@@ -170,7 +190,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             and isinstance(query.output, ast.InsertIntoStream)
             and info.target_kind == "stream"
             and query.output.event_type in ("current", "expired", "all")
-            and query.output_rate is None
+            and (query.output_rate is None or jvm)
             and selector.attributes is not None):
         return None
     stream = source.stream
@@ -229,15 +249,22 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     aggregates = any(o.kind != "var" for o in outputs)
     if name == "timeBatch" and not (aggregates or group_columns or in_jvm):
         return None  # every event of a batch goes out: a different selector path
+    from eddy.runtime.group import scheduler_order
+
+    schedulers = scheduler_order(analyzed)
+    rate = None
+    if query.output_rate is not None:
+        rate = _rate(query.output_rate, schedulers.get(f"limiter:{info.id}", -1))
+        if rate is None or not in_jvm or info.partition is not None or \
+                (name in BATCHES and not (aggregates or group_columns)):
+            return None  # (a batch's reset events reach a limiter of every event)
     scheduler = 0
     if name in ("time", "timeBatch", "timeLength"):  # the windows with timers
-        from eddy.runtime.group import scheduler_order
-
-        scheduler = scheduler_order(analyzed)[f"window:{info.id}"]
+        scheduler = schedulers[f"window:{info.id}"]
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
                       clock_column, partition[0] if partition else None,
-                      partition[1] if partition else 0, size, ordering, sort_keys)
+                      partition[1] if partition else 0, size, ordering, sort_keys, rate)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
@@ -295,6 +322,13 @@ def _window_shape(window: ast.Window | None, events: str,
              and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
     return _Shape(window.name, span, events, clock_column)
+
+
+def _rate(rate: ast.OutputRate, scheduler: int) -> Rate | None:
+    """The limit eddy's Java operator keeps, or None (``snapshot``: the runtime's)."""
+    if rate.unit == "snapshot":
+        return None
+    return Rate(rate.type, rate.unit, rate.value, scheduler)
 
 
 def _sort_keys(args: Sequence[ast.Expression],

@@ -54,6 +54,7 @@ POSITION = "_i"
 EXPIRED = "_x"   # the output is an expired event
 TIMER = "_timer"  # the window's timer emitted it
 FIRING = "_n"  # which of the timers due at its row emitted it (eddy's Java timeBatch)
+LIMITER = "_r"  # the rate limit's own timer released it (eddy's Java operator)
 _NULLABLE_INTS = {AttrType.INT: "Int32", AttrType.LONG: "Int64"}
 
 
@@ -122,7 +123,8 @@ def output_writer(plan: WindowPlan, *, one_per_input: bool = False,
     values as the value columns the writer routes. ``one_per_input``: the operator emits one
     current event per passing input and nothing else (``_seq``, ``_ts``, ``o<i>``: eddy's
     Java operator); ``firing``: a timer's outputs say which of the timers due at their row
-    emitted them (the third place of the reference's timer path; else the first)."""
+    emitted them (the third place of the reference's timer path; else the first). A rate
+    limit flushed by its own timer (``_r``) emits on its scheduler, not the window's."""
     spec, info = plan.spec, plan.info
     expiring = spec.expiring and not one_per_input
 
@@ -134,7 +136,10 @@ def output_writer(plan: WindowPlan, *, one_per_input: bool = False,
         inside = (0, spec.place, 0, 0) if spec.partition_column else (0, 0)
         by_input = F.array(*(F.lit(i) for i in (1, info.index, *inside)),
                            col(POSITION) if expiring else F.lit(0))
-        by_timer = F.array(F.lit(0), F.lit(spec.scheduler),
+        scheduler: Column = F.lit(spec.scheduler)
+        if spec.rate is not None and spec.rate.scheduled:
+            scheduler = F.when(col(LIMITER), F.lit(spec.rate.scheduler)).otherwise(scheduler)
+        by_timer = F.array(F.lit(0), scheduler,
                            col(FIRING) if firing else F.lit(0), F.lit(0), F.lit(0),
                            col(POSITION) if expiring or not one_per_input else F.lit(0))
         expired: Column = F.lit(False)

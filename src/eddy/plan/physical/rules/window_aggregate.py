@@ -15,8 +15,9 @@ stream — current events, or for ``time``/``length`` also all or expired events
 window, a ``timeBatch`` into all or expired events, ``max``/``min``,
 ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount``, ``sum`` of
 ints, a ``having`` over the selected attributes and ``order by`` them, ``offset`` and
-``limit`` (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says whether
-it can).
+``limit``, and outside partitions an ``output all|first|last every N events|<time>`` rate
+limit (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says whether it
+can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
@@ -72,8 +73,12 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     output = info.query.output
     events = output.event_type if isinstance(output, ast.InsertIntoStream) else "current"
     key = ONE_KEY
-    why = f"it aggregates {what} of {source.stream} into {events} events: eddy's Java " \
-        "operator, no crossing into Python"
+    rate = info.query.output_rate
+    limited = "" if rate is None else f" {rate.type} every {rate.value} " + \
+        ("events" if rate.unit == "events" else "ms")
+    why = f"it aggregates {what} of {source.stream} into {events} events" + \
+        (f", output{limited}" if limited else "") + \
+        ": eddy's Java operator, no crossing into Python"
     if info.partition is not None and isinstance(window, ast.Window) and \
             window.name == "time":
         why += " (one key: each partition value's window expires by the group's clock)"

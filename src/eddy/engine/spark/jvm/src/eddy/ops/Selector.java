@@ -3,6 +3,7 @@ package eddy.ops;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,8 @@ import org.apache.spark.sql.types.StructType;
  * values ({@code kinds}, see the operator's class comment), after the {@code having} and the
  * {@link Ordering}. A row's own output goes out at once ({@link #emitCurrent}); when expired
  * events are outputs or the window is a batch, an emission is collected in a {@link Chunk}
- * and goes out as the runtime's selector sees a chunk: at once.
+ * and goes out as the runtime's selector sees a chunk: at once — then through the query's
+ * {@link RateLimit}, if it has one (every emission is then a chunk).
  */
 final class Selector implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -32,10 +34,15 @@ final class Selector implements Serializable {
     final boolean current;
     final boolean expired;
     /** The first selected value's position in an output row (after {@code _seq},
-     *  {@code _ts} and, for chunked emissions, {@code _i}, {@code _x}, {@code _timer} and a
-     *  {@code timeBatch}'s {@code _n}). */
+     *  {@code _ts} and, for chunked emissions, {@code _i}, {@code _x}, {@code _timer}, a
+     *  {@code timeBatch}'s {@code _n} and a timed rate limit's {@code _r}). */
     final int firstValue;
-    private final boolean firing;
+    /** The positions of {@code _n} (which of a row's due timers emitted the event) and
+     *  {@code _r} (the rate limit's timer did), or -1. */
+    private final int firingAt;
+    private final int limiterAt;
+    /** The query's output rate limit, or null. */
+    final RateLimit limit;
     /** The {@code having} condition over the selected values, or null. */
     private final Expression having;
     /** The query's {@code order by}, {@code offset} and {@code limit}, or null. */
@@ -45,12 +52,15 @@ final class Selector implements Serializable {
     /** An aggregate without {@code group by}: a chunk's last selected event alone. */
     private final boolean lastOnly;
 
-    Selector(String[] kinds, String events, boolean chunked, boolean firing, int groups,
-             Expression having, Ordering ordering, StructType output) {
+    Selector(String[] kinds, String events, boolean batch, boolean firing, int groups,
+             Expression having, Ordering ordering, String rate, StructType output) {
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
-        this.firing = firing;
-        this.firstValue = firing ? 6 : expired || chunked ? 5 : 2;
+        this.limit = RateLimit.parse(rate, groups, output.fields().length);
+        this.firingAt = firing ? 5 : -1;
+        this.limiterAt = limit != null && limit.scheduled() ? (firing ? 6 : 5) : -1;
+        this.firstValue = Math.max(firingAt, limiterAt) > 0 ? Math.max(firingAt, limiterAt) + 1
+                : chunked(expired, batch, limit) ? 5 : 2;
         this.having = having;
         this.ordering = ordering;
         this.kinds = new char[kinds.length];
@@ -66,6 +76,12 @@ final class Selector implements Serializable {
         }
         this.everyEvent = groups == 0 && !aggregates;
         this.lastOnly = groups == 0 && aggregates;
+    }
+
+    /** Whether every emission goes out as a chunk ({@code _i}, {@code _x}, {@code _timer}):
+     *  expired events are outputs, the window is a batch, or a rate limit holds events. */
+    static boolean chunked(boolean expired, boolean batch, RateLimit limit) {
+        return expired || batch || limit != null;
     }
 
     /** The number of selected plain columns the kinds read ({@code v} and {@code u}). */
@@ -93,8 +109,38 @@ final class Selector implements Serializable {
      *  serves every emission of a call, emptied by {@link #emitTo}. */
     final class Chunk {
         private final Map<Object, Object[]> outputs = new LinkedHashMap<>();
+        /** Each output's group (a rate limit with {@code group by} reads it). */
+        private final Map<Object[], Object> groupOf = new IdentityHashMap<>();
+        /** The rate limit's state over the call, and the row being processed. */
+        private final RateLimit.State limited;
+        private long seq;
 
-        void select(WindowGroup group, Object[] plain, long seq, long ts, boolean leaving) {
+        Chunk(RateLimit.State limited) {
+            this.limited = limited;
+        }
+
+        /** The row at {@code seq} and {@code ts} comes: the rate limit's clock moves. */
+        void startRow(long seq, long ts) {
+            this.seq = seq;
+            if (limit != null) {
+                limit.advance(limited, ts);
+            }
+        }
+
+        /** The row is done: the rate limit's timer flushes if it fell due and no emission
+         *  of the row's own came to flush it first. */
+        void endRow(List<Row> out) {
+            flushDue(out);
+        }
+
+        private void flushDue(List<Row> out) {
+            List<Object[]> flushed = limit == null ? null : limit.pendingFlush(limited);
+            if (flushed != null) {
+                stamp(flushed, out, true, 0, true);
+            }
+        }
+
+        void select(WindowGroup group, Object[] plain, long ts, boolean leaving) {
             if (leaving ? !expired : !current) {
                 return;
             }
@@ -108,8 +154,8 @@ final class Selector implements Serializable {
             if (emitted == null) {
                 emitted = new Object[firstValue + kinds.length];
                 outputs.put(key, emitted);
+                groupOf.put(emitted, group.key);
             }
-            emitted[0] = seq;
             emitted[1] = ts;
             emitted[3] = leaving;
             for (int i = 0; i < kinds.length; i++) {
@@ -119,21 +165,43 @@ final class Selector implements Serializable {
 
         /** {@code which}: which of the timers due at one row emits (a {@code timeBatch}). */
         void emitTo(List<Row> out, boolean timer, int which) {
-            int position = 0;
             Collection<Object[]> events = outputs.values();
             if (ordering != null) {
                 events = lastOnly ? ordering.keepsOne() ? events : List.of()
                         : ordering.apply(new ArrayList<>(events), firstValue, 3);
             }
+            if (limit != null) {
+                if (!timer) {
+                    flushDue(out);  // the limit's timer fires before the row's own emission
+                }
+                List<Object> groups = new ArrayList<>(events.size());
+                for (Object[] emitted : events) {
+                    groups.add(groupOf.get(emitted));
+                }
+                events = events.isEmpty() ? events
+                        : limit.process(limited, new ArrayList<>(events), groups);
+            }
+            stamp(events, out, timer, which, false);
+            outputs.clear();
+            groupOf.clear();
+        }
+
+        /** The events of one emission go out at the row being processed. */
+        private void stamp(Collection<Object[]> events, List<Row> out, boolean timer,
+                           int which, boolean limiter) {
+            int position = 0;
             for (Object[] emitted : events) {
+                emitted[0] = seq;
                 emitted[2] = position++;
                 emitted[4] = timer;
-                if (firing) {
-                    emitted[5] = which;
+                if (firingAt > 0) {
+                    emitted[firingAt] = which;
+                }
+                if (limiterAt > 0) {
+                    emitted[limiterAt] = limiter;
                 }
                 out.add(RowFactory.create(emitted));
             }
-            outputs.clear();
         }
     }
 

@@ -26,8 +26,9 @@ import org.apache.spark.sql.types.StructType;
  * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} and the aggregates of
  * {@link KeptAggregate} per group, optionally {@code having} and
  * {@code order by}/{@code offset}/{@code limit} ({@link Ordering}), current, expired or all
- * events out, run inside the JVM (Spark's {@code flatMapGroupsWithState}) instead of a
- * Python worker: the rows never cross into Python; the {@link Selector} picks the outputs.
+ * events out, optionally at an output rate ({@link RateLimit}), run inside the JVM (Spark's
+ * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
+ * Python; the {@link Selector} picks the outputs.
  * ({@code externalTime}, {@code sort} and the batch windows are described at
  * {@link #externalStep}, {@link #sortStep}, {@link #batchStep}, {@link #timeBatchStep} and
  * {@link #externalBatchStep}.)
@@ -68,9 +69,10 @@ import org.apache.spark.sql.types.StructType;
  * columns, the arguments (doubles, or longs where {@code argumentTypes} says so) and the
  * selected plain columns, in the order the caller declares them, then (an {@code externalTime}
  * window) its timestamp attribute, then (in a partition) the partition value. Output:
- * {@code _seq}, {@code _ts}, (when expired events are outputs or the window is a batch:
- * {@code _i} the position in its emission, {@code _x} expired, {@code _timer} emitted by the
- * window's timer, and for a {@code timeBatch} {@code _n}: which of the timers due at the row,)
+ * {@code _seq}, {@code _ts}, (when expired events are outputs, the window is a batch or a
+ * rate limit holds events: {@code _i} the position in its emission, {@code _x} expired,
+ * {@code _timer} emitted by a timer, for a {@code timeBatch} {@code _n}: which of the timers
+ * due at the row, and for a timed rate limit {@code _r}: the limit's own timer,)
  * then one column per selected attribute ({@code kinds}: {@code v<i>} the i-th selected plain
  * column, {@code c} the count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the
  * sum/average/maximum/minimum of argument i, {@code l<i>} the long sum of an integral
@@ -84,7 +86,8 @@ import org.apache.spark.sql.types.StructType;
  * counts, kept aggregates and size, the queue (with each event's selected values when
  * expired events are outputs or a {@code distinctCount} is selected) and a batch window's
  * events waiting for their batch; written whole each micro-batch (the window of one key;
- * in a value partition, each value's window: Siddhi gives each partition key its own).
+ * in a value partition, each value's window: Siddhi gives each partition key its own),
+ * followed by a rate limit's held events and counts.
  */
 public final class WindowAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
@@ -98,9 +101,8 @@ public final class WindowAggregate implements
     private final long span;
     /** A {@code timeLength}'s most events (none beside). */
     private final long size;
-    /** {@code sort}: the plain columns it sorts by and their directions. */
-    private final int[] sortBy;
-    private final boolean[] sortAscending;
+    /** {@code sort}: the attributes it sorts by. */
+    private final SortKeys sortKeys;
     /** Each value of a partition (a row's last column; null: a row that only moves the
      *  clock) has a window of its own, all of them on the clock of the rows they see. */
     private final boolean partitioned;
@@ -116,21 +118,14 @@ public final class WindowAggregate implements
     private final boolean[] integralArgument;
 
     private WindowAggregate(WindowKind kind, long span, long size, int groups,
-                            String argumentTypes, Selector selector, String[] sortKeys,
+                            String argumentTypes, Selector selector, SortKeys sortKeys,
                             boolean partitioned) {
         this.kind = kind;
         this.partitioned = partitioned;
         this.selector = selector;
         this.size = size;
-        this.sortBy = new int[sortKeys.length];
-        this.sortAscending = new boolean[sortKeys.length];
-        int plain = selector.plainsRead();
-        for (int i = 0; i < sortKeys.length; i++) {
-            sortBy[i] = Integer.parseInt(sortKeys[i].substring(0, sortKeys[i].length() - 1));
-            sortAscending[i] = sortKeys[i].endsWith("a");
-            plain = Math.max(plain, sortBy[i] + 1);
-        }
-        this.plains = plain;
+        this.sortKeys = sortKeys;
+        this.plains = Math.max(selector.plainsRead(), sortKeys.plainsRead());
         this.span = span;
         this.groups = groups;
         this.arguments = argumentTypes.length();
@@ -158,21 +153,22 @@ public final class WindowAggregate implements
      * {@code expired} or {@code all}, {@code having} the condition's JSON or empty;
      * {@code size} a {@code timeLength}'s events; {@code ordering} the {@link Ordering}'s
      * JSON or empty; {@code partitioned}: the rows end with a partition value (each value
-     * its own window).
+     * its own window); {@code rate} the {@link RateLimit} or empty.
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
                                      long span, long size, int groups, String argumentTypes,
                                      String kinds, String having, String ordering,
-                                     String sortKeys, boolean partitioned, StructType output)
-            throws IOException {
+                                     String sortKeys, boolean partitioned, String rate,
+                                     StructType output) throws IOException {
         ObjectMapper json = new ObjectMapper();
         WindowKind kind = WindowKind.named(window);
         Selector selector = new Selector(items(kinds), events, kind.batch(),
                 kind == WindowKind.TIME_BATCH, groups,
                 having.isEmpty() ? null : Expression.parse(json.readTree(having)),
-                ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)), output);
+                ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)), rate,
+                output);
         WindowAggregate step = new WindowAggregate(kind, span, size, groups, argumentTypes,
-                selector, items(sortKeys), partitioned);
+                selector, new SortKeys(items(sortKeys)), partitioned);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -188,18 +184,24 @@ public final class WindowAggregate implements
         List<Row> rows = new ArrayList<>();
         input.forEachRemaining(rows::add);
         rows.sort((a, b) -> Long.compare(a.getLong(0), b.getLong(0)));
+        RateLimit limit = selector.limit;
+        byte[][] stored = !state.exists() ? null
+                : limit == null ? new byte[][] {state.get()} : RateLimit.split(state.get());
         WindowState.Keyed keyed = !partitioned ? null
-                : state.exists() ? codec.readKeyed(state.get()) : new WindowState.Keyed();
+                : stored != null ? codec.readKeyed(stored[0]) : new WindowState.Keyed();
         WindowState window = partitioned ? null
-                : state.exists() ? codec.read(state.get()) : new WindowState();
+                : stored != null ? codec.read(stored[0]) : new WindowState();
+        RateLimit.State limited = limit == null ? null
+                : stored != null ? limit.read(stored[1]) : new RateLimit.State();
         List<Row> out = new ArrayList<>();
-        Chunk chunk = selector.new Chunk();
+        Chunk chunk = selector.new Chunk(limited);
         for (Row row : rows) {
             if (!row.getBoolean(2)) {
                 throw new IllegalStateException("on-demand queries need tables, which this "
                         + "operator does not keep");
             }
             long ts = row.getLong(1);
+            chunk.startRow(row.getLong(0), ts);
             if (partitioned) {  // the value's own window, on the group's clock before the row
                 long clock = keyed.clock;
                 keyed.clock = Math.max(clock, ts);
@@ -211,8 +213,10 @@ public final class WindowAggregate implements
                 window.clock = clock;
             }
             step(window, chunk, row, ts, out);
+            chunk.endRow(out);
         }
-        state.update(partitioned ? codec.writeKeyed(keyed) : codec.write(window));
+        byte[] windows = partitioned ? codec.writeKeyed(keyed) : codec.write(window);
+        state.update(limited == null ? windows : limit.join(windows, limited));
         return out.iterator();
     }
 
@@ -237,14 +241,15 @@ public final class WindowAggregate implements
                 if (selector.expired) {
                     expiringStep(window, chunk, row, ts, late, out);
                 } else {
-                    currentStep(window, row, ts, out);
+                    currentStep(window, chunk, row, ts, out);
                 }
             }
         }
     }
 
     /** One row of a sliding window (or none) when only current events go out. */
-    private void currentStep(WindowState window, Row row, long ts, List<Row> out) {
+    private void currentStep(WindowState window, Chunk chunk, Row row, long ts,
+                             List<Row> out) {
         if (kind != WindowKind.LENGTH) {
             long threshold = window.clock - span;
             while (!window.queue.isEmpty() && window.queue.peekFirst().ts <= threshold) {
@@ -260,7 +265,18 @@ public final class WindowAggregate implements
         window.last = Math.max(window.last, ts);
         WindowGroup group = enter(window, row, kind == WindowKind.TIME_LENGTH ? ts
                 : window.last, keepsPlain ? plainValues(row) : null);
-        selector.emitCurrent(row, group, ts, out, plainAt());
+        emitOwn(chunk, row, group, ts, out);
+    }
+
+    /** A passing row's own output, current events only: at once, or (a rate limit holds
+     *  events) as a chunk of its own. */
+    private void emitOwn(Chunk chunk, Row row, WindowGroup group, long ts, List<Row> out) {
+        if (selector.limit == null) {
+            selector.emitCurrent(row, group, ts, out, plainAt());
+        } else {
+            chunk.select(group, plainValues(row), ts, false);
+            chunk.emitTo(out, false, 0);
+        }
     }
 
     /** The most events a sliding window holds before a new one pushes out its head. */
@@ -291,11 +307,10 @@ public final class WindowAggregate implements
             return;
         }
         long now = externalClock(row);
-        long seq = row.getLong(0);
         window.clock = now;
         while (!window.queue.isEmpty() && window.queue.peekFirst().ts - now + span <= 0) {
             if (selector.expired) {
-                leave(window, chunk, seq);
+                leave(window, chunk);
             } else {
                 remove(window, window.queue.pollFirst());
             }
@@ -303,10 +318,10 @@ public final class WindowAggregate implements
         Object[] plain = keepsPlain ? plainValues(row) : null;
         WindowGroup group = enter(window, row, now, plain);
         if (selector.expired) {
-            chunk.select(group, plain, seq, ts, false);
+            chunk.select(group, plain, ts, false);
             chunk.emitTo(out, false, 0);
         } else {
-            selector.emitCurrent(row, group, ts, out, plainAt());
+            emitOwn(chunk, row, group, ts, out);
         }
     }
 
@@ -346,7 +361,7 @@ public final class WindowAggregate implements
         window.last = Math.max(window.last, time);
         if (time >= end) {
             window.clock = window.last;
-            flush(window, chunk, row.getLong(0));
+            flush(window, chunk);
             chunk.emitTo(out, false, 0);
             window.timers.clear();
             window.timers.addLast(window.last + (span - (window.last - start) % span));
@@ -365,7 +380,7 @@ public final class WindowAggregate implements
         }
         hold(window, row, ts);
         if (window.pending.size() >= span) {
-            flush(window, chunk, row.getLong(0));
+            flush(window, chunk);
             chunk.emitTo(out, false, 0);
         }
     }
@@ -385,12 +400,11 @@ public final class WindowAggregate implements
     private void timeBatchStep(WindowState window, Chunk chunk, Row row, long ts, List<Row> out) {
         Long end = window.timers.peekFirst();
         if (end != null && window.clock >= end) {
-            long seq = row.getLong(0);
             long next = end + span;
-            flush(window, chunk, seq);
+            flush(window, chunk);
             chunk.emitTo(out, true, 0);
             if (window.clock >= next) {  // the next end fires too: the batch just out expires
-                flush(window, chunk, seq);
+                flush(window, chunk);
                 chunk.emitTo(out, true, 1);
                 next += ((window.clock - next) / span + 1) * span;  // the rest emit nothing
             }
@@ -417,42 +431,25 @@ public final class WindowAggregate implements
         if (!row.getBoolean(3)) {
             return;
         }
-        long seq = row.getLong(0);
         Object[] plain = plainValues(row);
         WindowGroup group = enter(window, row, ts, plain);
         if (selector.expired) {
-            chunk.select(group, plain, seq, ts, false);
+            chunk.select(group, plain, ts, false);
         } else {
-            selector.emitCurrent(row, group, ts, out, plainAt());
+            emitOwn(chunk, row, group, ts, out);
         }
         if (window.queue.size() > span) {
             List<WindowState.Entry> kept = new ArrayList<>(window.queue);
-            kept.sort(this::compareSorted);
+            kept.sort(sortKeys);
             window.queue.clear();
             window.queue.addAll(kept);
             WindowState.Entry last = window.queue.pollLast();
             remove(window, last);
-            chunk.select(last.group, last.plain, seq, window.clock, true);
+            chunk.select(last.group, last.plain, window.clock, true);
         }
         if (selector.expired) {
             chunk.emitTo(out, false, 0);
         }
-    }
-
-    private int compareSorted(WindowState.Entry a, WindowState.Entry b) {
-        for (int k = 0; k < sortBy.length; k++) {
-            Object left = a.plain[sortBy[k]];
-            Object right = b.plain[sortBy[k]];
-            if (left == null || right == null) {
-                throw new IllegalStateException("#window.sort: an event without a value of "
-                        + "an attribute it sorts by cannot be ordered");
-            }
-            int result = Ordering.compareValues(left, right);
-            if (result != 0) {
-                return sortAscending[k] ? result : -result;
-            }
-        }
-        return 0;
     }
 
     /** A passing row of a batch window waits for its batch, not aggregated yet. */
@@ -471,9 +468,9 @@ public final class WindowAggregate implements
      * outputs; each leaves its group's aggregates), then — when the batch has events — a
      * reset that forgets every group and the batch's events, each entering its group.
      */
-    private void flush(WindowState window, Chunk chunk, long seq) {
+    private void flush(WindowState window, Chunk chunk) {
         while (selector.expired && !window.queue.isEmpty()) {
-            leave(window, chunk, seq);
+            leave(window, chunk);
         }
         if (window.pending.isEmpty()) {
             return;
@@ -487,7 +484,7 @@ public final class WindowAggregate implements
                 window.queue.addLast(new WindowState.Entry(0, group, event.values,
                         event.plain));
             }
-            chunk.select(group, event.plain, seq, event.ts, false);
+            chunk.select(group, event.plain, event.ts, false);
         }
         window.pending.clear();
     }
@@ -504,7 +501,6 @@ public final class WindowAggregate implements
     /** One row when expired events are outputs: the timer's emission, then the row's. */
     private void expiringStep(WindowState window, Chunk chunk, Row row, long ts, boolean late,
                               List<Row> out) {
-        long seq = row.getLong(0);
         boolean length = kind == WindowKind.LENGTH;
         boolean timeLength = kind == WindowKind.TIME_LENGTH;
         if (!length && !late) {
@@ -514,7 +510,7 @@ public final class WindowAggregate implements
                 fired = true;
             }
             if (fired) {
-                expire(window, chunk, seq);
+                expire(window, chunk);
                 chunk.emitTo(out, true, 0);
             }
         }
@@ -522,10 +518,10 @@ public final class WindowAggregate implements
             return;
         }
         if (!length) {
-            expire(window, chunk, seq);
+            expire(window, chunk);
         }
         if (window.queue.size() >= capacity()) {
-            leave(window, chunk, seq);
+            leave(window, chunk);
         }
         Object[] plain = plainValues(row);
         if (timeLength || !length && ts > window.last) {
@@ -533,22 +529,22 @@ public final class WindowAggregate implements
         }
         window.last = Math.max(window.last, ts);
         WindowGroup group = enter(window, row, timeLength ? ts : window.last, plain);
-        chunk.select(group, plain, seq, ts, false);
+        chunk.select(group, plain, ts, false);
         chunk.emitTo(out, false, 0);
     }
 
     /** Every head due by the clock leaves, into {@code chunk}. */
-    private void expire(WindowState window, Chunk chunk, long seq) {
+    private void expire(WindowState window, Chunk chunk) {
         long threshold = window.clock - span;
         while (!window.queue.isEmpty() && window.queue.peekFirst().ts <= threshold) {
-            leave(window, chunk, seq);
+            leave(window, chunk);
         }
     }
 
-    private void leave(WindowState window, Chunk chunk, long seq) {
+    private void leave(WindowState window, Chunk chunk) {
         WindowState.Entry entry = window.queue.pollFirst();
         remove(window, entry);
-        chunk.select(entry.group, entry.plain, seq, window.clock, true);
+        chunk.select(entry.group, entry.plain, window.clock, true);
     }
 
     /** The row's arguments: doubles (NaN for a null) and, for the integral ones, longs. */
