@@ -33,7 +33,9 @@ Apps:
 - ``minute-batches``: ``#window.timeBatch(1 min)`` per room ``max(temp)``, ``stdDev(temp)``
   and a count, ``having maxTemp > 40.0``;
 - ``room-partitions``: ``partition with (roomNo of TempStream)``, each room's
-  ``#window.length(10)`` avg and ``distinctCount(deviceID)``.
+  ``#window.length(10)`` avg and ``distinctCount(deviceID)``;
+- ``room-dashboard``: ``#window.time(1 min)`` avg and max by room, ``output last every 5
+  sec`` (each room's latest, as a dashboard reads them).
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -136,11 +138,17 @@ begin
     insert into RoomStream;
 end;
 """,
+    "room-dashboard": "@app:name('RoomDashboard')\n" + TEMP + """
+@info(name = 'room-dashboard') from TempStream#window.time(1 min)
+select roomNo, avg(temp) as avgTemp, max(temp) as maxTemp group by roomNo
+output last every 5 sec insert into DashboardStream;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
                                   "hot-rooms": None, "device-totals": None,
-                                  "minute-batches": None, "room-partitions": None}
+                                  "minute-batches": None, "room-partitions": None,
+                                  "room-dashboard": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
