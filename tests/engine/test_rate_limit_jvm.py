@@ -7,7 +7,8 @@ of 40 and all (the held events written and read back between batches), for
 ``output all|first|last every N events`` and ``every <time>``, with and without
 ``group by`` (``first every 1 event``: only the very first event ever), over ``time``,
 ``length``, ``externalTime``, ``sort``, batch windows and none, into current or all
-events (the window's timer and the limit's own timer due at one row), with a ``having``;
+events (the window's timer and the limit's own timer due at one row), with a ``having``
+and ``order by``/``limit``;
 the events start 100 ms apart, so that a limit's first period ends between two of them;
 a window's timer and a limit's due at one row emit into one stream in the runtime's order.
 The outputs must equal the runtime's, event for event and in order.
@@ -108,6 +109,14 @@ select room, count() as n
 group by room
 output every 600 milliseconds
 insert into Shared;""",
+    "ordered-last-events-expired": """@info(name='q')
+from T#window.time(400 milliseconds)
+select room, site, count() as n
+group by room, site
+order by n desc, room
+limit 2
+output last every 3 events
+insert expired events into O;""",
     "all-time-plain": """@info(name='q')
 from T[room != 2]
 select dev, site
