@@ -6,7 +6,8 @@ other streams that only move the clock, long sums that wrap — through ``eddy.r
 Spark at micro-batches of 40 and all (so its state is written and read back between
 batches), for queries with and without a filter in front, grouped by an int, a string, two
 keys or nothing, ``time``, ``length``, ``timeLength``, ``sort``, ``externalTime`` and
-``externalTimeBatch`` (on an attribute that goes back), ``lengthBatch`` and ``timeBatch``
+``externalTimeBatch`` (on an attribute that goes back; from a constant or an attribute's
+start too), ``lengthBatch`` and ``timeBatch``
 windows or none, selecting ``avg``/``sum``/``count()``/``max``/``min``,
 ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount`` (``sum`` of
 ints too: a long) and plain attributes, with and without ``having``, ``order by``,
@@ -292,6 +293,15 @@ insert all events into O;
 from T#window.externalTimeBatch(dev, 4)
 select dev, temp
 insert into P;""",
+    "external-batches-from-a-start": """@info(name='q')
+from T#window.externalTimeBatch(dev, 5, 3)
+select room, count() as n, sum(temp) as s
+group by room
+insert all events into O;
+@info(name='p')
+from T[temp > 16.0]#window.externalTimeBatch(dev, 7, -4)
+select avg(temp) as a, count() as n
+insert into P;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site
@@ -374,6 +384,25 @@ def test_the_java_operator_equals_the_runtime(spark: object) -> None:
     assert {q for q, op in operators.items() if op != "jvm-window-aggregate"} == \
         {f"r{sorted(APPS).index('beside-the-runtime')}"}, operators
     equals_the_runtime(app, _events(1, 160), SCHEMAS)
+
+
+def test_external_batches_from_a_start_attribute(spark: object) -> None:
+    """The batches' grid starts at the first event's start attribute, not its time."""
+    app = """@app:playback
+define stream E (at long, origin long, v int);
+@info(name='q')
+from E[v > 0]#window.externalTimeBatch(at, 10, origin)
+select sum(v) as s, count() as n
+insert all events into O;"""
+    analyzed = check(app)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert [c.operator for c in plan.queries] == ["jvm-window-aggregate"]
+    rng = random.Random(5)
+    inputs = [{"stream": "E", "timestamp": 100 * i,
+               "data": [20 + 3 * i - rng.choice((0, 0, 4)), rng.choice((3, 14, 27)),
+                        rng.choice((-1, 1, 2, 5))]} for i in range(40)]
+    equals_the_runtime(app, inputs, {"E": [["at", "LONG"], ["origin", "LONG"],
+                                           ["v", "INT"]]})
 
 
 def test_the_plan_runs_in_the_jvm(spark: Any) -> None:

@@ -88,6 +88,8 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
           for i, (c, kind) in enumerate(zip(spec.argument_columns, integral))),
         *(F.col(c).alias(f"v{i}") for i, c in enumerate(plain)),
         *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []),
+        *([F.col(spec.batch_start).alias("_start_attribute")]
+          if isinstance(spec.batch_start, str) else []),
         *(["_partition"] if value is not None else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch)
     one_per_input = spec.events == "current" and spec.window not in BATCHES and \
@@ -110,7 +112,8 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                               _ordering_json(spec.ordering),
                               ",".join(f"{plain.index(column)}{'a' if ascending else 'd'}"
                                        for column, ascending in spec.sort_keys),
-                              value is not None, _rate(spec.rate),
+                              _batch_start(spec.batch_start), value is not None,
+                              _rate(spec.rate),
                               java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))
@@ -131,6 +134,11 @@ def _partitioned(plan: WindowPlan, source: DataFrame, buckets: int
     rows = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
     return rows, hash_bucket([F.col(partition)], buckets, source.sparkSession), \
         F.col(partition)
+
+
+def _batch_start(start: int | str | None) -> str:
+    """The Java operator's ``BatchGrid`` start: none, a constant or the start column."""
+    return "" if start is None else "a" if isinstance(start, str) else f"c{start}"
 
 
 def _rate(rate: Rate | None) -> str:

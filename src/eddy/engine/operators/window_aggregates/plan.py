@@ -7,7 +7,7 @@ attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, option
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
 ``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
 windows or aggregations in the app. eddy's Java operator also runs
-``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t)``,
+``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t [, start])``,
 ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)`` and
 queries without a window, a ``timeBatch`` into expired or all events or selecting only plain
 attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or double,
@@ -121,7 +121,8 @@ class WindowSpec:
     among the partition's; ``size`` a ``timeLength``'s events; ``ordering`` its ``order by``,
     ``offset`` and ``limit`` (only in eddy's Java operator); ``sort_keys`` a ``sort``
     window's columns and directions (ascending); ``rate`` its output rate limit (only in
-    eddy's Java operator)."""
+    eddy's Java operator); ``batch_start`` an ``externalTimeBatch``'s start time: a
+    constant, or the column of the first event's that holds it."""
 
     window: str
     span: int
@@ -138,6 +139,7 @@ class WindowSpec:
     ordering: Ordering = Ordering()
     sort_keys: tuple[tuple[str, bool], ...] = ()
     rate: Rate | None = None
+    batch_start: int | str | None = None
 
     @property
     def shared_clock(self) -> bool:
@@ -219,7 +221,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     shape = _window_shape(window, query.output.event_type, column_of, types, jvm)
     if shape is None:
         return None
-    name, span, events, clock_column, size, sort_keys = shape
+    name, span, events, clock_column, size, sort_keys, batch_start = shape
     partition = None
     if info.partition is not None:
         partition = _partition(analyzed, info, stream, column_of, types)
@@ -264,14 +266,16 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
                       clock_column, partition[0] if partition else None,
-                      partition[1] if partition else 0, size, ordering, sort_keys, rate)
+                      partition[1] if partition else 0, size, ordering, sort_keys, rate,
+                      batch_start)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec)
 
 
 class _Shape(NamedTuple):
     """A window an operator runs: ``size`` a ``timeLength``'s events, ``sort_keys`` a
-    ``sort``'s attributes (columns) and directions (ascending)."""
+    ``sort``'s attributes (columns) and directions (ascending), ``batch_start`` an
+    ``externalTimeBatch``'s start (a constant or a column)."""
 
     name: str
     span: int
@@ -279,6 +283,7 @@ class _Shape(NamedTuple):
     clock_column: str | None = None
     size: int = 0
     sort_keys: tuple[tuple[str, bool], ...] = ()
+    batch_start: int | str | None = None
 
 
 def _window_shape(window: ast.Window | None, events: str,
@@ -305,30 +310,40 @@ def _window_shape(window: ast.Window | None, events: str,
         assert isinstance(count, int)
         return _Shape(window.name, count, events, sort_keys=keys)
     clock_column = None
+    batch_start: int | str | None = None
     if window.name in ("externalTime", "externalTimeBatch"):
-        if len(window.args) != 2:  # (a batch's start time or timeout: left to the runtime)
+        arity = 3 if window.name == "externalTimeBatch" else 2  # (a timeout: the runtime's)
+        if not 2 <= len(window.args) <= arity:
             return None
         clock_column = column_of(window.args[0])
         if clock_column is None or types[clock_column] is not AttrType.LONG:
             return None
+        if len(window.args) == 3:
+            batch_start = _batch_start(window.args[2], column_of, types)
+            if batch_start is None:
+                return None
     elif len(window.args) != 1:
         return None
     if events != "current" and window.name not in SLIDING + JVM_ONLY + \
             (("timeBatch",) if jvm else ()):
         return None
-    span = constant_value(window.args[-1])
+    span = constant_value(window.args[1 if clock_column else 0])
     if not isinstance(span, int) or isinstance(span, bool) or \
             (window.name in ("length", "timeBatch", "lengthBatch", "externalTimeBatch")
              and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
-    return _Shape(window.name, span, events, clock_column)
+    return _Shape(window.name, span, events, clock_column, batch_start=batch_start)
 
 
-def _rate(rate: ast.OutputRate, scheduler: int) -> Rate | None:
-    """The limit eddy's Java operator keeps, or None (``snapshot``: the runtime's)."""
-    if rate.unit == "snapshot":
-        return None
-    return Rate(rate.type, rate.unit, rate.value, scheduler)
+def _batch_start(arg: ast.Expression, column_of: Callable[[ast.Expression], str | None],
+                 types: dict[str, AttrType]) -> int | str | None:
+    """An ``externalTimeBatch``'s start: a constant, or a long attribute's column (read
+    from the first event), else None."""
+    if isinstance(arg, ast.Constant):
+        value = constant_value(arg)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    column = column_of(arg)
+    return column if column is not None and types[column] is AttrType.LONG else None
 
 
 def _sort_keys(args: Sequence[ast.Expression],

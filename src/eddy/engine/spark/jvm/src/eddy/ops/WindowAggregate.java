@@ -68,7 +68,8 @@ import org.apache.spark.sql.types.StructType;
  * on-demand query row, refused), passes (boolean), the state key (int), then the group
  * columns, the arguments (doubles, or longs where {@code argumentTypes} says so) and the
  * selected plain columns, in the order the caller declares them, then (an {@code externalTime}
- * window) its timestamp attribute, then (in a partition) the partition value. Output:
+ * window) its timestamp attribute, (an {@code externalTimeBatch} from a start attribute)
+ * that attribute, then (in a partition) the partition value. Output:
  * {@code _seq}, {@code _ts}, (when expired events are outputs, the window is a batch or a
  * rate limit holds events: {@code _i} the position in its emission, {@code _x} expired,
  * {@code _timer} emitted by a timer, for a {@code timeBatch} {@code _n}: which of the timers
@@ -101,6 +102,8 @@ public final class WindowAggregate implements
     private final long span;
     /** A {@code timeLength}'s most events (none beside). */
     private final long size;
+    /** {@code externalTimeBatch}: where its batches lie. */
+    private final BatchGrid grid;
     /** {@code sort}: the attributes it sorts by. */
     private final SortKeys sortKeys;
     /** Each value of a partition (a row's last column; null: a row that only moves the
@@ -119,7 +122,8 @@ public final class WindowAggregate implements
 
     private WindowAggregate(WindowKind kind, long span, long size, int groups,
                             String argumentTypes, Selector selector, SortKeys sortKeys,
-                            boolean partitioned) {
+                            BatchGrid grid, boolean partitioned) {
+        this.grid = grid;
         this.kind = kind;
         this.partitioned = partitioned;
         this.selector = selector;
@@ -153,13 +157,14 @@ public final class WindowAggregate implements
      * {@code expired} or {@code all}, {@code having} the condition's JSON or empty;
      * {@code size} a {@code timeLength}'s events; {@code ordering} the {@link Ordering}'s
      * JSON or empty; {@code partitioned}: the rows end with a partition value (each value
-     * its own window); {@code rate} the {@link RateLimit} or empty.
+     * its own window); {@code rate} the {@link RateLimit} or empty; {@code batchStart} an
+     * {@code externalTimeBatch}'s {@link BatchGrid} start.
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
                                      long span, long size, int groups, String argumentTypes,
                                      String kinds, String having, String ordering,
-                                     String sortKeys, boolean partitioned, String rate,
-                                     StructType output) throws IOException {
+                                     String sortKeys, String batchStart, boolean partitioned,
+                                     String rate, StructType output) throws IOException {
         ObjectMapper json = new ObjectMapper();
         WindowKind kind = WindowKind.named(window);
         Selector selector = new Selector(items(kinds), events, kind.batch(),
@@ -168,7 +173,8 @@ public final class WindowAggregate implements
                 ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)), rate,
                 output);
         WindowAggregate step = new WindowAggregate(kind, span, size, groups, argumentTypes,
-                selector, new SortKeys(items(sortKeys)), partitioned);
+                selector, new SortKeys(items(sortKeys)), new BatchGrid(batchStart, span),
+                partitioned);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -336,9 +342,9 @@ public final class WindowAggregate implements
     }
 
     /**
-     * One row of an {@code externalTimeBatch(attribute, t)} window, as the runtime runs it:
-     * only a passing row reaches it; the first sets the first batch's end at its attribute
-     * plus {@code t} (the batches' grid starts there); the clock is the largest attribute
+     * One row of an {@code externalTimeBatch(attribute, t [, start])} window, as the runtime
+     * runs it: only a passing row reaches it; the first sets the first batch's end and the
+     * batches' grid ({@link BatchGrid}); the clock is the largest attribute
      * seen (from 0); an event before the end waits in the batch, one at or past it first
      * flushes the batch ({@link #flush}: expired events stamped with the clock) for its own
      * row, moves the end to the grid's next after the clock, then waits. The timers hold the
@@ -352,8 +358,10 @@ public final class WindowAggregate implements
         }
         long time = externalClock(row);
         if (window.timers.isEmpty()) {
-            window.timers.addLast(time + span);
-            window.timers.addLast(time);
+            long[] first = grid.first(time, grid.readsAttribute()
+                    ? row.get(plainAt() + plains + 1) : null);
+            window.timers.addLast(first[0]);
+            window.timers.addLast(first[1]);
             window.last = 0;
         }
         long end = window.timers.peekFirst();
@@ -364,7 +372,7 @@ public final class WindowAggregate implements
             flush(window, chunk);
             chunk.emitTo(out, false, 0);
             window.timers.clear();
-            window.timers.addLast(window.last + (span - (window.last - start) % span));
+            window.timers.addLast(grid.next(window.last, start));
             window.timers.addLast(start);
         }
         hold(window, row, ts);
