@@ -346,6 +346,13 @@ def _batch_start(arg: ast.Expression, column_of: Callable[[ast.Expression], str 
     return column if column is not None and types[column] is AttrType.LONG else None
 
 
+def _rate(rate: ast.OutputRate, scheduler: int) -> Rate | None:
+    """The limit eddy's Java operator keeps, or None (``snapshot``: the runtime's)."""
+    if rate.unit == "snapshot":
+        return None
+    return Rate(rate.type, rate.unit, rate.value, scheduler)
+
+
 def _sort_keys(args: Sequence[ast.Expression],
                column_of: Callable[[ast.Expression], str | None]
                ) -> tuple[tuple[str, bool], ...] | None:
