@@ -35,7 +35,9 @@ Apps:
 - ``room-partitions``: ``partition with (roomNo of TempStream)``, each room's
   ``#window.length(10)`` avg and ``distinctCount(deviceID)``;
 - ``room-dashboard``: ``#window.time(1 min)`` avg and max by room, ``output last every 5
-  sec`` (each room's latest, as a dashboard reads them).
+  sec`` (each room's latest, as a dashboard reads them);
+- ``with-a-table``: the hottest devices upserted into a table (the per-event runtime's),
+  beside a ``#window.time(1 min)`` avg and count by room.
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -143,12 +145,20 @@ end;
 select roomNo, avg(temp) as avgTemp, max(temp) as maxTemp group by roomNo
 output last every 5 sec insert into DashboardStream;
 """,
+    "with-a-table": "@app:name('WithATable')\n" + TEMP + """
+define table HotDeviceTable (deviceID long, roomNo int, temp double);
+@info(name = 'hot-devices') from TempStream[temp > 55.0]
+update or insert into HotDeviceTable on HotDeviceTable.deviceID == deviceID;
+@info(name = 'room-avg') from TempStream#window.time(1 min)
+select roomNo, avg(temp) as avgTemp, count() as readings group by roomNo
+insert into RoomAvgStream;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
                                   "hot-rooms": None, "device-totals": None,
                                   "minute-batches": None, "room-partitions": None,
-                                  "room-dashboard": None}
+                                  "room-dashboard": None, "with-a-table": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""

@@ -7,9 +7,21 @@ these pre-order walks rather than recursing over the node types each time.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from eddy.lang import ast
+
+
+def walk_nodes(node: ast.Node) -> Iterator[ast.Node]:
+    """``node`` and every node reachable through its fields (in lists and tuples too),
+    parents first: for a question about a whole query, whatever its shape."""
+    yield node
+    for spec in dataclasses.fields(node):
+        value = getattr(node, spec.name)
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, ast.Node):
+                yield from walk_nodes(item)
 
 
 def walk_expression(expr: ast.Expression) -> Iterator[ast.Expression]:

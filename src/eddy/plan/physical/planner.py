@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.lang.walk import walk_nodes
 from eddy.plan.physical.facts import OperatorFacts
 from eddy.plan.physical.model import GroupPhysicalPlan, QueryChoice, Sources
 
@@ -48,10 +49,19 @@ class Planning:
         return any(s.kind in ("table", "window", "aggregation")
                    for s in self.analyzed.streams.values())
 
+    def touches_global_state(self, info: QueryInfo) -> bool:
+        """Whether ``info`` reads or writes a table, named window or aggregation (an
+        ``in`` condition included)."""
+        kinds = {name: s.kind for name, s in self.analyzed.streams.items()}
+        kept = ("table", "window", "aggregation")
+        return info.target_kind in kept or any(kinds.get(name) in kept for name in info.inputs) \
+            or any(isinstance(node, ast.In) for node in walk_nodes(info.query))
+
     def standalone(self, info: QueryInfo) -> bool:
         """Whether ``info`` can run in an operator of its own beside the group's others: it
         reads only the group's input streams (no query of the group produces them) and no
-        other query of the group reads what it inserts.
+        table (not even by ``in``), and no other query of the group (nor an aggregation)
+        reads what it inserts.
 
         Such a query's outputs depend on the group's input rows alone, and each operator
         sees all of those rows, so running it apart gives the outputs the per-event runtime
@@ -61,6 +71,8 @@ class Planning:
         the next within the micro-batch in the reference order."""
         produced = {q.target for q in self.analyzed.queries if q.target}
         if any(name in produced or name not in self.sources.streams for name in info.inputs):
+            return False
+        if self.touches_global_state(info) or info.target in self.aggregation_inputs():
             return False
         return not any(info.target in q.inputs for q in self.analyzed.queries
                        if q.id != info.id)

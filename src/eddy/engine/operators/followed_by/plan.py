@@ -10,8 +10,9 @@ unless ``within`` dropped it first (:mod:`.matching` says when exactly). ``c`` i
 its conjuncts: ``e1.a == b`` equalities of integral, string or bool attributes become the
 match key (the index DESIGN.md §4 asks for), conjuncts that read ``e2`` alone run in Spark
 SQL, the rest as numpy columns (:mod:`eddy.engine.operators.columnar_expressions`). The selection
-is plain attributes of ``e1`` and ``e2``. Anything else — other pattern shapes, tables, rate
-limiting, ``group by`` — stays in the per-event runtime.
+is plain attributes of ``e1`` and ``e2``. Anything else — other pattern shapes, ``in`` a
+table, rate limiting, ``group by`` — stays in the per-event runtime (and with it the app's
+tables, named windows and aggregations).
 """
 
 from __future__ import annotations
@@ -71,8 +72,7 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                      layout: InputLayout) -> FollowedByPlan | None:
     """The plan when ``rest`` (the group's non-native queries) is one query of the shape
     above, else None."""
-    if len(rest) != 1 or any(s.kind in ("table", "window", "aggregation")
-                             for s in analyzed.streams.values()):
+    if len(rest) != 1:
         return None
     info = rest[0]
     query, selector = info.query, info.query.selector

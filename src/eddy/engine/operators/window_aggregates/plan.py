@@ -5,8 +5,9 @@ A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
 attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally
 ``group by`` plain attributes that are not doubles, inserting into a stream — current
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
-``having``, ``order by``, ``limit``/``offset`` or rate limiting, and no tables, named
-windows or aggregations in the app. eddy's Java operator also runs
+``having``, ``order by``, ``limit``/``offset`` or rate limiting, reading no table (the
+app's tables, named windows and aggregations stay in the runtime; on-demand queries, which
+read only those, do not reach the operator). eddy's Java operator also runs
 ``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t [, start])``,
 ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)`` and
 queries without a window, a ``timeBatch`` into expired or all events or selecting only plain
@@ -181,8 +182,6 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     shape above, else None. ``jvm``: eddy's Java operator is there, so the shapes only
     it runs (above) are taken too."""
     if len(rest) != 1:
-        return None
-    if any(s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
         return None
     info = rest[0]
     query, selector = info.query, info.query.selector

@@ -87,7 +87,7 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
                   layout: InputLayout, *, split: bool = False,
                   extra: Sequence[Column] = ()) -> DataFrame:
     """The rows an operator of ``plan`` reads: ``_seq``, ``_ts``, ``_event`` (not an
-    on-demand query), ``_pass`` (an event of the query's stream that passes its filters,
+    on-demand query: always, since those are left out), ``_pass`` (an event of the query's stream that passes its filters,
     evaluated here in the JVM), then the group, argument and selected columns (and, split,
     the stream's clock; then ``extra``, over the source's columns)."""
     spec, info = plan.spec, plan.info
@@ -103,8 +103,11 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
         passes = passes & F.coalesce(compiler.compile_condition(condition), F.lit(False))
     # Every row of the group moves the clock (a batch window flushes on a later event of
     # any stream, as the reference's timers fire on it; a heartbeat likewise), but not a
-    # split operator's, which goes by its rows' stream clock.
-    rows = (source.where(F.col(STREAM).isin(plan.stream, STORE_STREAM)) if split else source)
+    # split operator's, which goes by its rows' stream clock. An on-demand query reads only
+    # the tables, named windows and aggregations the runtime keeps, and moves no clock: its
+    # row is the runtime's alone.
+    rows = source.where(F.col(STREAM) == plan.stream) if split else \
+        source.where(F.col(STREAM) != STORE_STREAM)
     return rows.select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
                        F.coalesce(passes, F.lit(False)).alias(PASS), *needed_columns(spec),
                        *([CLOCK] if split else []), *extra)

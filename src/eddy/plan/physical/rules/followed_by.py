@@ -1,8 +1,9 @@
 """Rule 3 — the vectorised followed-by, one operator per pattern query it takes.
 
 Applies to each query left after rules 1–2 that stands alone in its group
-(:meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no table, named
-window or aggregation, and the query is ``from every e1=S1[f] -> e2=S2[c] within t`` selecting
+(:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
+aggregation, which stay with the runtime), and the query is
+``from every e1=S1[f] -> e2=S2[c] within t`` selecting
 attributes of ``e1`` and ``e2`` into a stream, optionally the only query of a value
 partition by plain integral, string or bool attributes of both streams
 (:mod:`eddy.engine.operators.followed_by` builds the kernel and says whether it can: ``c`` must
@@ -34,8 +35,6 @@ keyed by them."""
 
 def apply(planning: Planning) -> None:
     """Places every standalone pattern query the followed-by runs, each in its own operator."""
-    if planning.keeps_global_state():
-        return
     for info in planning.pending:
         if planning.standalone(info) and planning.facts.followed_by(
                 planning.analyzed, info, planning.sources.streams):

@@ -100,9 +100,10 @@ def _reason(planning: Planning, query: str) -> str:
     """Why ``query`` is left to the runtime, as precisely as the earlier rules said."""
     if query in planning.notes:
         return planning.notes[query]
-    if planning.keeps_global_state():
-        return "the app keeps tables, named windows or aggregations, which only the runtime holds"
     info = next(q for q in planning.queries if q.id == query)
+    if planning.touches_global_state(info):
+        return "it reads or writes tables, named windows or aggregations, which only the " \
+            "runtime holds"
     if not planning.standalone(info):
         return ("it is part of a chain inside the group (it reads or feeds another query of "
                 "it), which the runtime runs in the reference order")

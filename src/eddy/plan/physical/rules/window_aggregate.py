@@ -2,8 +2,9 @@
 
 Applies to each query left after rule 1 that stands alone in its group (it reads only the
 group's input streams and no query of the group reads its output:
-:meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no table, named
-window or aggregation, and the query (outside any partition; in the Java operator also the
+:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
+aggregation, which stay with the runtime, and on-demand queries do not reach it), and the
+query (outside any partition; in the Java operator also the
 query of a value partition with a ``length``, ``lengthBatch``, ``externalTime``, ``sort`` or
 ``time`` window or none, into current events) is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
@@ -52,8 +53,6 @@ by them."""
 
 def apply(planning: Planning) -> None:
     """Places every standalone query the window aggregate runs, each in its own operator."""
-    if planning.keeps_global_state():
-        return
     for info in planning.pending:
         if not planning.standalone(info):
             continue
