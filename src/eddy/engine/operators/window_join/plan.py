@@ -2,8 +2,8 @@
 
 The shape is ``from L[f]#window.length(n) join R[g]#window.time(t) on c select <L/R
 attributes> insert into Out`` — each window ``length`` or ``time``, an inner join of two
-different streams, no
-``unidirectional``, no table, named window or aggregation in the app, no partition. ``c``
+different streams (not a table, named window or aggregation), no
+``unidirectional``, no partition in the app. ``c``
 is split as a pattern's condition is (:mod:`eddy.engine.operators.followed_by.plan`):
 ``L.a == R.b`` equalities of integral, string or bool attributes become the match key, the rest
 runs as numpy columns. Filters before the windows run in Spark SQL (an event they drop never
@@ -62,8 +62,7 @@ def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                      layout: InputLayout) -> WindowJoinPlan | None:
     """The plan when ``rest`` (the group's non-native queries) is one join of the shape
     above, else None."""
-    if len(rest) != 1 or analyzed.partitions or any(
-            s.kind in ("table", "window", "aggregation") for s in analyzed.streams.values()):
+    if len(rest) != 1 or analyzed.partitions:
         return None
     info = rest[0]
     query, selector = info.query, info.query.selector

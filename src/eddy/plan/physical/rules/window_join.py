@@ -1,8 +1,9 @@
 """Rule 4 — the vectorised window join, one operator per join query it takes.
 
 Applies to each query left after rules 1–3 that stands alone in its group
-(:meth:`~eddy.plan.physical.planner.Planning.standalone`), when the app has no partition,
-table, named window or aggregation, and the query is an inner join of two different streams'
+(:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
+aggregation, which stay with the runtime), when the app has no partition, and the query is
+an inner join of two different streams'
 ``length``/``time`` windows (no ``unidirectional``) selecting attributes of both sides into
 a stream (:mod:`eddy.engine.operators.window_join` builds the kernel and says whether it can: the
 ``on`` condition must split into equality keys and numpy columns, the filters must compile
@@ -24,7 +25,7 @@ NAME = "window-join"
 
 def apply(planning: Planning) -> None:
     """Places every standalone join query the window join runs, each in its own operator."""
-    if planning.analyzed.partitions or planning.keeps_global_state():
+    if planning.analyzed.partitions:
         return
     for info in planning.pending:
         if planning.standalone(info) and planning.facts.window_join(
