@@ -6,7 +6,8 @@ rows of other streams that only move the clock) through ``eddy.replay`` at micro
 of 40 and all (the held events written and read back between batches), for
 ``output all|first|last every N events`` and ``every <time>``, with and without
 ``group by`` (``first every 1 event``: only the very first event ever), over ``time``,
-``length``, ``externalTime``, ``sort``, batch windows and none, into current or all
+``length``, ``externalTime``, ``sort``, batch windows and none, in value partitions (each
+value its own limit), into current or all
 events (the window's timer and the limit's own timer due at one row), with a ``having``
 and ``order by``/``limit``;
 the events start 100 ms apart, so that a limit's first period ends between two of them;
@@ -117,6 +118,20 @@ order by n desc, room
 limit 2
 output last every 3 events
 insert expired events into O;""",
+    "partitioned-last-events": """partition with (room of T)
+begin
+@info(name='q')
+from T#window.length(3)
+select room, site, avg(temp) as a
+group by site
+output last every 2 events
+insert into O;
+@info(name='p')
+from T[temp > 16.0]
+select room, dev
+output first every 3 events
+insert into P;
+end;""",
     "all-time-plain": """@info(name='q')
 from T[room != 2]
 select dev, site

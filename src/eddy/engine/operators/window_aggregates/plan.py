@@ -16,8 +16,9 @@ attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or
 ``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
 attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
 partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
-``sort`` or ``time`` window or none, inserting current events; and outside partitions an
-``output [all|first|last] every N events`` or ``every <time>`` rate limit. Everything else
+``sort`` or ``time`` window or none, inserting current events; and an
+``output [all|first|last] every N events`` rate limit (outside partitions also
+``every <time>``). Everything else
 stays in the per-event runtime.
 """
 
@@ -256,9 +257,11 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     rate = None
     if query.output_rate is not None:
         rate = _rate(query.output_rate, schedulers.get(f"limiter:{info.id}", -1))
-        if rate is None or not in_jvm or info.partition is not None or \
+        if rate is None or not in_jvm or \
+                (info.partition is not None and rate.unit != "events") or \
                 (name in BATCHES and not (aggregates or group_columns)):
-            return None  # (a batch's reset events reach a limiter of every event)
+            return None  # (a batch's reset events reach a limiter of every event; a timed
+            # limit in a partition reads the group's clock and timers)
     scheduler = 0
     if name in ("time", "timeBatch", "timeLength"):  # the windows with timers
         scheduler = schedulers[f"window:{info.id}"]

@@ -1,13 +1,9 @@
 package eddy.ops;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -25,9 +21,11 @@ import java.util.Map;
  * fires on a row of any stream whose timestamp reaches it (not on a late one) — after the
  * window's own timer, before the row's own emission.
  *
- * <p>An output row is laid out as the selector's emissions are ({@code _seq}, {@code _ts},
- * {@code _i}, {@code _x}, {@code _timer}, ..., the selected values); a held event keeps its
- * own timestamp and kind and goes out in the emission that releases it.
+ * <p>Each window has its own (in a value partition, each value's: Siddhi gives each key
+ * its own query, limit included; only limits by event count there). An output row is laid
+ * out as the selector's emissions are ({@code _seq}, {@code _ts}, {@code _i}, {@code _x},
+ * {@code _timer}, ..., the selected values); a held event keeps its own timestamp and kind
+ * and goes out in the emission that releases it.
  */
 final class RateLimit implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -189,39 +187,8 @@ final class RateLimit implements Serializable {
         }
     }
 
-    /** A rate-limited operator's stored state: the window's bytes (their length first),
-     *  then the limit's. */
-    byte[] join(byte[] windows, State state) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeInt(windows.length);
-            out.write(windows);
-            write(out, state);
-        } catch (IOException error) {
-            throw new UncheckedIOException(error);
-        }
-        return bytes.toByteArray();
-    }
-
-    /** The window's bytes and the limit's of a {@link #join}ed state. */
-    static byte[][] split(byte[] stored) {
-        ByteBuffer buffer = ByteBuffer.wrap(stored);
-        byte[] windows = new byte[buffer.getInt()];
-        buffer.get(windows);
-        byte[] limit = new byte[buffer.remaining()];
-        buffer.get(limit);
-        return new byte[][] {windows, limit};
-    }
-
-    State read(byte[] stored) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(stored))) {
-            return read(in);
-        } catch (IOException error) {
-            throw new UncheckedIOException(error);
-        }
-    }
-
-    private void write(DataOutputStream out, State state) throws IOException {
+    /** Its state's bytes, after its window's ({@link WindowState.Codec}). */
+    void write(DataOutputStream out, State state) throws IOException {
         out.writeLong(state.count);
         out.writeBoolean(state.started);
         out.writeLong(state.now);
@@ -243,7 +210,7 @@ final class RateLimit implements Serializable {
         }
     }
 
-    private State read(DataInputStream in) throws IOException {
+    State read(DataInputStream in) throws IOException {
         State state = new State();
         state.count = in.readLong();
         state.started = in.readBoolean();

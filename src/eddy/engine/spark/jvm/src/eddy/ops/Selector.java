@@ -111,17 +111,15 @@ final class Selector implements Serializable {
         private final Map<Object, Object[]> outputs = new LinkedHashMap<>();
         /** Each output's group (a rate limit with {@code group by} reads it). */
         private final Map<Object[], Object> groupOf = new IdentityHashMap<>();
-        /** The rate limit's state over the call, and the row being processed. */
-        private final RateLimit.State limited;
+        /** The row being processed, and its window's rate limit state. */
         private long seq;
+        private RateLimit.State limited;
 
-        Chunk(RateLimit.State limited) {
-            this.limited = limited;
-        }
-
-        /** The row at {@code seq} and {@code ts} comes: the rate limit's clock moves. */
-        void startRow(long seq, long ts) {
+        /** The row at {@code seq} and {@code ts} comes to a window whose rate limit state is
+         *  {@code limited}: the limit's clock moves. */
+        void startRow(long seq, long ts, RateLimit.State limited) {
             this.seq = seq;
+            this.limited = limited;
             if (limit != null) {
                 limit.advance(limited, ts);
             }

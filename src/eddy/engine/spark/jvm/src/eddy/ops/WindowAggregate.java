@@ -88,7 +88,7 @@ import org.apache.spark.sql.types.StructType;
  * expired events are outputs or a {@code distinctCount} is selected) and a batch window's
  * events waiting for their batch; written whole each micro-batch (the window of one key;
  * in a value partition, each value's window: Siddhi gives each partition key its own),
- * followed by a rate limit's held events and counts.
+ * each with its rate limit's held events and counts.
  */
 public final class WindowAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
@@ -147,7 +147,7 @@ public final class WindowAggregate implements
         }
         this.keepsPlain = selector.expired || selector.selects('u') || kind == WindowKind.SORT;
         this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain, kind.batch(),
-                longSummed, selector.kinds, selector.indexes);
+                longSummed, selector.kinds, selector.indexes, selector.limit);
     }
 
     /**
@@ -190,24 +190,18 @@ public final class WindowAggregate implements
         List<Row> rows = new ArrayList<>();
         input.forEachRemaining(rows::add);
         rows.sort((a, b) -> Long.compare(a.getLong(0), b.getLong(0)));
-        RateLimit limit = selector.limit;
-        byte[][] stored = !state.exists() ? null
-                : limit == null ? new byte[][] {state.get()} : RateLimit.split(state.get());
         WindowState.Keyed keyed = !partitioned ? null
-                : stored != null ? codec.readKeyed(stored[0]) : new WindowState.Keyed();
+                : state.exists() ? codec.readKeyed(state.get()) : new WindowState.Keyed();
         WindowState window = partitioned ? null
-                : stored != null ? codec.read(stored[0]) : new WindowState();
-        RateLimit.State limited = limit == null ? null
-                : stored != null ? limit.read(stored[1]) : new RateLimit.State();
+                : state.exists() ? codec.read(state.get()) : codec.fresh();
         List<Row> out = new ArrayList<>();
-        Chunk chunk = selector.new Chunk(limited);
+        Chunk chunk = selector.new Chunk();
         for (Row row : rows) {
             if (!row.getBoolean(2)) {
                 throw new IllegalStateException("on-demand queries need tables, which this "
                         + "operator does not keep");
             }
             long ts = row.getLong(1);
-            chunk.startRow(row.getLong(0), ts);
             if (partitioned) {  // the value's own window, on the group's clock before the row
                 long clock = keyed.clock;
                 keyed.clock = Math.max(clock, ts);
@@ -215,14 +209,14 @@ public final class WindowAggregate implements
                 if (value == null) {
                     continue;  // another stream's row: it only moves the clock
                 }
-                window = keyed.windows.computeIfAbsent(value, k -> new WindowState());
+                window = keyed.windows.computeIfAbsent(value, k -> codec.fresh());
                 window.clock = clock;
             }
+            chunk.startRow(row.getLong(0), ts, window.limited);
             step(window, chunk, row, ts, out);
             chunk.endRow(out);
         }
-        byte[] windows = partitioned ? codec.writeKeyed(keyed) : codec.write(window);
-        state.update(limited == null ? windows : limit.join(windows, limited));
+        state.update(partitioned ? codec.writeKeyed(keyed) : codec.write(window));
         return out.iterator();
     }
 

@@ -29,6 +29,8 @@ final class WindowState {
     final ArrayDeque<Entry> queue = new ArrayDeque<>();
     /** A batch window's events since its last flush, not aggregated yet. */
     final List<Pending> pending = new ArrayList<>();
+    /** Its query's rate limit state, or null. */
+    RateLimit.State limited;
 
     /** The windows of a value partition's values (Siddhi gives each value its own) that
      *  one state key holds, and the clock of the rows the key sees. */
@@ -102,7 +104,8 @@ final class WindowState {
      * each live group's key, sums (long sums only of the arguments a long sum is selected
      * of, so that other queries' state reads as it did before long sums), counts, kept
      * aggregates ({@link KeptAggregate#write}) and size, the queue (each event's selected
-     * values when they are kept) and, for a batch window, its waiting events.
+     * values when they are kept), for a batch window its waiting events, and the query's
+     * rate limit state.
      */
     static final class Codec implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -116,9 +119,12 @@ final class WindowState {
         private final boolean[] longSummed;
         private final char[] kinds;
         private final int[] indexes;
+        /** The query's rate limit, or null. */
+        private final RateLimit limit;
 
         Codec(int groups, int arguments, int plains, boolean plainKept, boolean batch,
-              boolean[] longSummed, char[] kinds, int[] indexes) {
+              boolean[] longSummed, char[] kinds, int[] indexes, RateLimit limit) {
+            this.limit = limit;
             this.groups = groups;
             this.arguments = arguments;
             this.plains = plains;
@@ -127,6 +133,13 @@ final class WindowState {
             this.longSummed = longSummed;
             this.kinds = kinds;
             this.indexes = indexes;
+        }
+
+        /** A new window (with a new rate limit state when the query has a limit). */
+        WindowState fresh() {
+            WindowState window = new WindowState();
+            window.limited = limit == null ? null : new RateLimit.State();
+            return window;
         }
 
         /** The clock and the windows of a partition's values, each as {@link #write} lays
@@ -210,6 +223,9 @@ final class WindowState {
                 }
                 if (batch) {
                     writePending(out, window.pending);
+                }
+                if (limit != null) {
+                    limit.write(out, window.limited);
                 }
             } catch (IOException error) {
                 throw new UncheckedIOException(error);
@@ -308,6 +324,9 @@ final class WindowState {
                 }
                 if (batch) {
                     readPending(in, window.pending);
+                }
+                if (limit != null) {
+                    window.limited = limit.read(in);
                 }
             } catch (IOException error) {
                 throw new UncheckedIOException(error);
