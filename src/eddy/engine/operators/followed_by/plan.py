@@ -40,8 +40,9 @@ class FollowedBySpec:
 
     ``columns`` are the operator's attribute columns with their types (``a<i>`` for
     ``e1``, ``b<i>`` for ``e2``) and ``physical`` the row column each is read from (the
-    same for ``e1.x`` and ``e2.x`` of one stream, so it crosses into Python once); ``keys`` pairs an ``e1`` column with the ``e2`` column it
-    must equal; ``residual`` is the rest of ``c`` that reads ``e1``; ``within`` is in ms."""
+    same for ``e1.x`` and ``e2.x`` of one stream, so it crosses into Python once); ``keys``
+    pairs an ``e1`` column with the ``e2`` column it must equal; ``residual`` is the rest of
+    ``c`` that reads ``e1``; ``within`` is in ms."""
 
     within: int | None
     partitioned: bool

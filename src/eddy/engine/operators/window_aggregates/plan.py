@@ -18,8 +18,7 @@ attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a v
 partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
 ``sort`` or ``time`` window or none, inserting current events; and an
 ``output [all|first|last] every N events`` rate limit (outside partitions also
-``every <time>``). Everything else
-stays in the per-event runtime.
+``every <time>``). Everything else stays in the per-event runtime.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ SLIDING = ("time", "length")
 
 
 BATCHES = ("lengthBatch", "timeBatch", "externalTimeBatch")
+"""The batch windows: their flushes are emissions, with a reset the selector sees."""
 JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)

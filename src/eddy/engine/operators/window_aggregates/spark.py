@@ -87,9 +87,10 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
                   layout: InputLayout, *, split: bool = False,
                   extra: Sequence[Column] = ()) -> DataFrame:
     """The rows an operator of ``plan`` reads: ``_seq``, ``_ts``, ``_event`` (not an
-    on-demand query: always, since those are left out), ``_pass`` (an event of the query's stream that passes its filters,
-    evaluated here in the JVM), then the group, argument and selected columns (and, split,
-    the stream's clock; then ``extra``, over the source's columns)."""
+    on-demand query: always, since those are left out), ``_pass`` (an event of the query's
+    stream that passes its filters, evaluated here in the JVM), then the group, argument and
+    selected columns (and, split, the stream's clock; then ``extra``, over the source's
+    columns)."""
     spec, info = plan.spec, plan.info
     names = [a.name for a in layout.attributes(plan.stream)]
     columns = layout.columns(plan.stream)

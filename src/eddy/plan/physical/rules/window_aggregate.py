@@ -17,8 +17,8 @@ window, a ``timeBatch`` into all or expired events, ``max``/``min``,
 ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount``, ``sum`` of
 ints, a ``having`` over the selected attributes and ``order by`` them, ``offset`` and
 ``limit``, and an ``output all|first|last every N events`` rate limit (outside partitions
-also ``every <time>``) (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and says whether it
-can).
+also ``every <time>``) (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and
+says whether it can).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
