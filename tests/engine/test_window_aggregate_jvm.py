@@ -7,7 +7,7 @@ Spark at micro-batches of 40 and all (so its state is written and read back betw
 batches), for queries with and without a filter in front, grouped by an int, a string, two
 keys or nothing, ``time``, ``length``, ``timeLength``, ``sort``, ``externalTime`` and
 ``externalTimeBatch`` (on an attribute that goes back; from a constant or an attribute's
-start too), ``lengthBatch`` and ``timeBatch``
+start too), ``lengthBatch``, ``timeBatch`` and ``delay``
 windows or none, selecting ``avg``/``sum``/``count()``/``max``/``min``,
 ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount`` (``sum`` of
 ints too: a long) and plain attributes, with and without ``having``, ``order by``,
@@ -68,7 +68,7 @@ select room, avg(temp) as a
 group by room
 insert into O;
 @info(name='r')
-from T#window.delay(300 milliseconds)
+from T#window.frequent(3, site)
 select room, distinctCount(site) as d
 group by room
 insert into O2;""",
@@ -302,6 +302,15 @@ insert all events into O;
 from T[temp > 16.0]#window.externalTimeBatch(dev, 7, -4)
 select avg(temp) as a, count() as n
 insert into P;""",
+    "delayed": """@info(name='q')
+from T[temp > 16.0]#window.delay(250 milliseconds)
+select site, count() as n, sum(room) as sr
+group by site
+insert into O;
+@info(name='p')
+from T#window.delay(400 milliseconds)
+select dev, room
+insert all events into P;""",
     "having-every-event-expired": """@info(name='q')
 from T#window.length(3)
 select dev, temp, site

@@ -36,7 +36,7 @@ from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates.plan import (
-    BATCHES,
+    HOLDING,
     Ordering,
     Output,
     Rate,
@@ -91,8 +91,9 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *([F.col(spec.batch_start).alias("_start_attribute")]
           if isinstance(spec.batch_start, str) else []),
         *(["_partition"] if value is not None else []))
-    # one current event per passing input, or emissions (chunks: expired events, a batch)
-    one_per_input = spec.events == "current" and spec.window not in BATCHES and \
+    # one current event per passing input, or emissions (chunks: expired events, a batch,
+    # a delay's releases, a rate limit's)
+    one_per_input = spec.events == "current" and spec.window not in HOLDING and \
         spec.rate is None
     firing = spec.window == "timeBatch"
     emission = [] if one_per_input else [

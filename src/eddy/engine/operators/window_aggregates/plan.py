@@ -9,8 +9,8 @@ events, or for the sliding windows also ``all events`` or ``expired events`` —
 app's tables, named windows and aggregations stay in the runtime; on-demand queries, which
 read only those, do not reach the operator). eddy's Java operator also runs
 ``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t [, start])``,
-``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)`` and
-queries without a window, a ``timeBatch`` into expired or all events or selecting only plain
+``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``,
+``#window.delay(t)`` and queries without a window, a ``timeBatch`` into expired or all events or selecting only plain
 attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or double,
 ``stdDev`` of a number, ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute,
 ``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
@@ -45,7 +45,9 @@ SLIDING = ("time", "length")
 
 BATCHES = ("lengthBatch", "timeBatch", "externalTimeBatch")
 """The batch windows: their flushes are emissions, with a reset the selector sees."""
-JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort")
+HOLDING = (*BATCHES, "delay")
+"""The windows whose events wait before they count: their outputs are emissions."""
+JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort", "delay")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
@@ -163,7 +165,7 @@ class WindowSpec:
         outputs, or the window counts events. In NumPy :mod:`.expiring` runs those (else
         :mod:`.sliding_time` or :mod:`.time_batch`); eddy's Java operator emits a batch
         window's flushes and a rate limit's releases as emissions too."""
-        return self.window in ("length", "lengthBatch", "externalTimeBatch") or \
+        return self.window in ("length", "lengthBatch", "externalTimeBatch", "delay") or \
             self.events != "current" or self.rate is not None
 
 
@@ -263,7 +265,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             return None  # (a batch's reset events reach a limiter of every event; a timed
             # limit in a partition reads the group's clock and timers)
     scheduler = 0
-    if name in ("time", "timeBatch", "timeLength"):  # the windows with timers
+    if name in ("time", "timeBatch", "timeLength", "delay"):  # the windows with timers
         scheduler = schedulers[f"window:{info.id}"]
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,

@@ -21,8 +21,8 @@ import org.apache.spark.sql.types.StructType;
  * A Siddhi {@code #window.time(t)}, {@code #window.length(n)},
  * {@code #window.timeLength(t, n)}, {@code #window.externalTime(a, t)},
  * {@code #window.externalTimeBatch(a, t)}, {@code #window.sort(n, a, ...)},
- * {@code #window.lengthBatch(n)} or
- * {@code #window.timeBatch(t)} — or no window at all (current events only) — with
+ * {@code #window.lengthBatch(n)}, {@code #window.timeBatch(t)} or {@code #window.delay(t)}
+ * — or no window at all (current events only) — with
  * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} and the aggregates of
  * {@link KeptAggregate} per group, optionally {@code having} and
  * {@code order by}/{@code offset}/{@code limit} ({@link Ordering}), current, expired or all
@@ -30,8 +30,8 @@ import org.apache.spark.sql.types.StructType;
  * {@code flatMapGroupsWithState}) instead of a Python worker: the rows never cross into
  * Python; the {@link Selector} picks the outputs.
  * ({@code externalTime}, {@code sort} and the batch windows are described at
- * {@link #externalStep}, {@link #sortStep}, {@link #batchStep}, {@link #timeBatchStep} and
- * {@link #externalBatchStep}.)
+ * {@link #externalStep}, {@link #sortStep}, {@link #batchStep}, {@link #timeBatchStep},
+ * {@link #externalBatchStep} and {@link #delayStep}.)
  *
  * <p>It follows the per-event runtime step by step, as the NumPy kernel
  * ({@code eddy.engine.operators.window_aggregates.sliding_time}) does: rows in {@code _seq}
@@ -93,7 +93,6 @@ import org.apache.spark.sql.types.StructType;
 public final class WindowAggregate implements
         FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
     private static final long serialVersionUID = 1L;
-    private static final int FIRST = 5;
 
     private final WindowKind kind;
     /** The window's span: its time ({@code time}, {@code timeLength}, {@code externalTime},
@@ -114,11 +113,7 @@ public final class WindowAggregate implements
     /** Whether the window's events keep their selected plain values: to go out as expired
      *  events, to leave a {@code distinctCount} or to be sorted. */
     private final boolean keepsPlain;
-    private final int plains;
-    private final int groups;
-    private final int arguments;
-    /** Per argument: whether it is an int or long column (its row value a Long). */
-    private final boolean[] integralArgument;
+    private final RowLayout layout;
 
     private WindowAggregate(WindowKind kind, long span, long size, int groups,
                             String argumentTypes, Selector selector, SortKeys sortKeys,
@@ -129,25 +124,20 @@ public final class WindowAggregate implements
         this.selector = selector;
         this.size = size;
         this.sortKeys = sortKeys;
-        this.plains = Math.max(selector.plainsRead(), sortKeys.plainsRead());
+        this.layout = new RowLayout(groups, argumentTypes,
+                Math.max(selector.plainsRead(), sortKeys.plainsRead()));
         this.span = span;
-        this.groups = groups;
-        this.arguments = argumentTypes.length();
-        this.integralArgument = new boolean[arguments];
-        for (int i = 0; i < arguments; i++) {
-            integralArgument[i] = argumentTypes.charAt(i) == 'l';
-        }
         // a long sum is in the state only when selected, so that the state of a query
         // without one reads as it did before long sums
-        boolean[] longSummed = new boolean[arguments];
+        boolean[] longSummed = new boolean[layout.arguments];
         for (int i = 0; i < selector.kinds.length; i++) {
             if (selector.kinds[i] == 'l') {
                 longSummed[selector.indexes[i]] = true;
             }
         }
         this.keepsPlain = selector.expired || selector.selects('u') || kind == WindowKind.SORT;
-        this.codec = new WindowState.Codec(groups, arguments, plains, keepsPlain, kind.batch(),
-                longSummed, selector.kinds, selector.indexes, selector.limit);
+        this.codec = new WindowState.Codec(groups, layout.arguments, layout.plains, keepsPlain,
+                kind.holds(), longSummed, selector.kinds, selector.indexes, selector.limit);
     }
 
     /**
@@ -167,7 +157,7 @@ public final class WindowAggregate implements
                                      String rate, StructType output) throws IOException {
         ObjectMapper json = new ObjectMapper();
         WindowKind kind = WindowKind.named(window);
-        Selector selector = new Selector(items(kinds), events, kind.batch(),
+        Selector selector = new Selector(items(kinds), events, kind.holds(),
                 kind == WindowKind.TIME_BATCH, groups,
                 having.isEmpty() ? null : Expression.parse(json.readTree(having)),
                 ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)), rate,
@@ -236,6 +226,7 @@ public final class WindowAggregate implements
         switch (kind) {
             case LENGTH_BATCH -> batchStep(window, chunk, row, ts, out);
             case TIME_BATCH -> timeBatchStep(window, chunk, row, ts, out);
+            case DELAY -> delayStep(window, chunk, row, ts, late, out);
             case SORT -> sortStep(window, chunk, row, ts, out);
             default -> {
                 if (selector.expired) {
@@ -264,7 +255,7 @@ public final class WindowAggregate implements
         }
         window.last = Math.max(window.last, ts);
         WindowGroup group = enter(window, row, kind == WindowKind.TIME_LENGTH ? ts
-                : window.last, keepsPlain ? plainValues(row) : null);
+                : window.last, keepsPlain ? layout.plainValues(row) : null);
         emitOwn(chunk, row, group, ts, out);
     }
 
@@ -272,9 +263,9 @@ public final class WindowAggregate implements
      *  events) as a chunk of its own. */
     private void emitOwn(Chunk chunk, Row row, WindowGroup group, long ts, List<Row> out) {
         if (selector.limit == null) {
-            selector.emitCurrent(row, group, ts, out, plainAt());
+            selector.emitCurrent(row, group, ts, out, layout.plainAt());
         } else {
-            chunk.select(group, plainValues(row), ts, false);
+            chunk.select(group, layout.plainValues(row), ts, false);
             chunk.emitTo(out, false, 0);
         }
     }
@@ -288,14 +279,6 @@ public final class WindowAggregate implements
         };
     }
 
-    private int argumentsAt() {
-        return FIRST + groups;
-    }
-
-    private int plainAt() {
-        return FIRST + groups + arguments;
-    }
-
     /**
      * One row of an {@code externalTime(attribute, t)} window, as the runtime runs it: only
      * a passing row reaches the window; its timestamp attribute is the clock (it may go
@@ -306,7 +289,7 @@ public final class WindowAggregate implements
         if (!row.getBoolean(3)) {
             return;
         }
-        long now = externalClock(row);
+        long now = layout.externalClock(row);
         window.clock = now;
         while (!window.queue.isEmpty() && window.queue.peekFirst().ts - now + span <= 0) {
             if (selector.expired) {
@@ -315,7 +298,7 @@ public final class WindowAggregate implements
                 remove(window, window.queue.pollFirst());
             }
         }
-        Object[] plain = keepsPlain ? plainValues(row) : null;
+        Object[] plain = keepsPlain ? layout.plainValues(row) : null;
         WindowGroup group = enter(window, row, now, plain);
         if (selector.expired) {
             chunk.select(group, plain, ts, false);
@@ -323,16 +306,6 @@ public final class WindowAggregate implements
         } else {
             emitOwn(chunk, row, group, ts, out);
         }
-    }
-
-    /** A passing row's timestamp attribute (after the plain columns). */
-    private long externalClock(Row row) {
-        int clockAt = plainAt() + plains;
-        if (row.isNullAt(clockAt)) {
-            throw new IllegalStateException("#window.externalTime: an event without a value "
-                    + "of its timestamp attribute");
-        }
-        return row.getLong(clockAt);
     }
 
     /**
@@ -350,10 +323,10 @@ public final class WindowAggregate implements
         if (!row.getBoolean(3)) {
             return;
         }
-        long time = externalClock(row);
+        long time = layout.externalClock(row);
         if (window.timers.isEmpty()) {
             long[] first = grid.first(time, grid.readsAttribute()
-                    ? row.get(plainAt() + plains + 1) : null);
+                    ? layout.startAttribute(row) : null);
             window.timers.addLast(first[0]);
             window.timers.addLast(first[1]);
             window.last = 0;
@@ -423,6 +396,50 @@ public final class WindowAggregate implements
     }
 
     /**
+     * One row of a {@code delay(t)} window, as the runtime runs it: a row that is not late
+     * fires the due timers (the first releases, as the timer's emission, every waiting event
+     * due by the clock: its timestamp at most {@code clock - t}, in arrival order, each a
+     * current event stamped with the clock that enters its group for good); a passing row
+     * then releases what is still due (as its own emission) and waits, asking for a timer at
+     * its timestamp plus {@code t} when that is later than every earlier one's.
+     */
+    private void delayStep(WindowState window, Chunk chunk, Row row, long ts, boolean late,
+                           List<Row> out) {
+        if (!late && !window.timers.isEmpty() && window.timers.peekFirst() <= window.clock) {
+            while (!window.timers.isEmpty() && window.timers.peekFirst() <= window.clock) {
+                window.timers.pollFirst();
+            }
+            release(window, chunk);
+            chunk.emitTo(out, true, 0);
+        }
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        release(window, chunk);
+        chunk.emitTo(out, false, 0);
+        hold(window, row, ts);
+        if (ts > window.last) {
+            window.timers.addLast(ts + span);
+            window.last = ts;
+        }
+    }
+
+    /** A delay window's waiting events due by the clock go out, into {@code chunk}. */
+    private void release(WindowState window, Chunk chunk) {
+        int due = 0;
+        for (WindowState.Pending event : window.pending) {
+            if (event.ts - window.clock + span > 0) {
+                break;
+            }
+            WindowGroup group = groupOf(window, event.key);
+            group.add(event.values, event.longs, event.plain);
+            chunk.select(group, event.plain, window.clock, false);
+            due++;
+        }
+        window.pending.subList(0, due).clear();
+    }
+
+    /**
      * One row of a {@code sort(n, ...)} window, as the runtime runs it: a passing event
      * enters (and, its chunk's first event, takes its group's aggregates as they are then);
      * when the window holds more than {@code n}, its events are sorted (stably, by the sort
@@ -433,7 +450,7 @@ public final class WindowAggregate implements
         if (!row.getBoolean(3)) {
             return;
         }
-        Object[] plain = plainValues(row);
+        Object[] plain = layout.plainValues(row);
         WindowGroup group = enter(window, row, ts, plain);
         if (selector.expired) {
             chunk.select(group, plain, ts, false);
@@ -456,12 +473,12 @@ public final class WindowAggregate implements
 
     /** A passing row of a batch window waits for its batch, not aggregated yet. */
     private void hold(WindowState window, Row row, long ts) {
-        double[] values = new double[arguments];
-        long[] longs = new long[arguments];
-        readArguments(row, values, longs);
-        Object key = WindowState.groupKey(groups, i -> row.get(FIRST + i));
+        double[] values = new double[layout.arguments];
+        long[] longs = new long[layout.arguments];
+        layout.readArguments(row, values, longs);
+        Object key = layout.groupKey(row);
         window.pending.add(new WindowState.Pending(ts, key, values, longs,
-                plainValues(row)));
+                layout.plainValues(row)));
     }
 
     /**
@@ -479,8 +496,7 @@ public final class WindowAggregate implements
         }
         window.groups.clear();
         for (WindowState.Pending event : window.pending) {
-            WindowGroup group = window.groups.computeIfAbsent(event.key,
-                    k -> new WindowGroup(k, arguments, selector.kinds, selector.indexes));
+            WindowGroup group = groupOf(window, event.key);
             group.add(event.values, event.longs, event.plain);
             if (selector.expired) {
                 window.queue.addLast(new WindowState.Entry(0, group, event.values,
@@ -489,15 +505,6 @@ public final class WindowAggregate implements
             chunk.select(group, event.plain, event.ts, false);
         }
         window.pending.clear();
-    }
-
-    private Object[] plainValues(Row row) {
-        int plainAt = plainAt();
-        Object[] plain = new Object[plains];
-        for (int i = 0; i < plains; i++) {
-            plain[i] = row.get(plainAt + i);
-        }
-        return plain;
     }
 
     /** One row when expired events are outputs: the timer's emission, then the row's. */
@@ -525,7 +532,7 @@ public final class WindowAggregate implements
         if (window.queue.size() >= capacity()) {
             leave(window, chunk);
         }
-        Object[] plain = plainValues(row);
+        Object[] plain = layout.plainValues(row);
         if (timeLength || !length && ts > window.last) {
             window.timers.addLast(ts + span);  // (a timeLength: every event, in its order)
         }
@@ -549,35 +556,25 @@ public final class WindowAggregate implements
         chunk.select(entry.group, entry.plain, window.clock, true);
     }
 
-    /** The row's arguments: doubles (NaN for a null) and, for the integral ones, longs. */
-    private void readArguments(Row row, double[] values, long[] longs) {
-        int argumentsAt = argumentsAt();
-        for (int i = 0; i < arguments; i++) {
-            if (row.isNullAt(argumentsAt + i)) {
-                values[i] = Double.NaN;
-            } else if (integralArgument[i]) {
-                longs[i] = row.getLong(argumentsAt + i);
-                values[i] = (double) longs[i];
-            } else {
-                values[i] = row.getDouble(argumentsAt + i);
-            }
-        }
-    }
-
     /** The passing row enters the window, to leave by {@code due} (its {@code M}, or its
      *  timestamp attribute; without a window it never leaves); its group. */
     private WindowGroup enter(WindowState window, Row row, long due, Object[] plain) {
-        Object key = WindowState.groupKey(groups, i -> row.get(FIRST + i));
-        WindowGroup group = window.groups.computeIfAbsent(key,
-                k -> new WindowGroup(k, arguments, selector.kinds, selector.indexes));
-        double[] values = new double[arguments];
-        long[] longs = new long[arguments];
-        readArguments(row, values, longs);
+        Object key = layout.groupKey(row);
+        WindowGroup group = groupOf(window, key);
+        double[] values = new double[layout.arguments];
+        long[] longs = new long[layout.arguments];
+        layout.readArguments(row, values, longs);
         group.add(values, longs, plain);
         if (kind != WindowKind.NONE) {
             window.queue.addLast(new WindowState.Entry(due, group, values, plain));
         }
         return group;
+    }
+
+    /** The window's group of {@code key}, made when it has none. */
+    private WindowGroup groupOf(WindowState window, Object key) {
+        return window.groups.computeIfAbsent(key,
+                k -> new WindowGroup(k, layout.arguments, selector.kinds, selector.indexes));
     }
 
     private static void remove(WindowState window, WindowState.Entry entry) {

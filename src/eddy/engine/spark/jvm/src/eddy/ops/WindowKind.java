@@ -18,6 +18,8 @@ enum WindowKind {
     SORT("sort"),
     LENGTH_BATCH("lengthBatch"),
     TIME_BATCH("timeBatch"),
+    /** {@code delay(t)}: each passing event released {@code t} later as a current event. */
+    DELAY("delay"),
     /** No window: every passing event aggregates and none ever leaves (current events). */
     NONE("none");
 
@@ -39,6 +41,12 @@ enum WindowKind {
     /** Its events wait for their batch ({@code WindowState.pending}) before they count. */
     boolean batch() {
         return this == LENGTH_BATCH || this == TIME_BATCH || this == EXTERNAL_TIME_BATCH;
+    }
+
+    /** Its events wait ({@code WindowState.pending}) and it emits chunks: a batch, or the
+     *  delay's releases. */
+    boolean holds() {
+        return batch() || this == DELAY;
     }
 
     /** Its clock is its own timestamp attribute, moved only by the rows that pass. */
