@@ -68,7 +68,7 @@ select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
 select roomNo, sum(temp) as total insert all events into TotalStream;
 @info(name = 'expiring-max') from TempStream[temp > 25]#window.time(1 sec)
 select roomNo, max(temp) as top insert expired events into TopStream;
-@info(name = 'distinct') from TempStream[temp > 25]#window.delay(1 sec)
+@info(name = 'distinct') from TempStream[temp > 25]#window.session(1 sec)
 select roomNo, distinctCount(deviceID) as devices group by roomNo
 insert into DevicesStream;
 @info(name = 'other') from OtherStream[roomNo > 0] select roomNo insert into OtherOut;
