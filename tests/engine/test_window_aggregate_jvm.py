@@ -227,6 +227,10 @@ from T[ok == true]#window.time(500 milliseconds)
 select site, room, avg(temp) as a, max(temp) as hi, count() as n
 group by room
 insert into O;
+@info(name='p')
+from T#window.timeLength(400 milliseconds, 2)
+select site, sum(room) as sr, count() as n
+insert into P;
 end;""",
     "partitioned-no-window-and-batches": """partition with (site of T)
 begin

@@ -16,7 +16,7 @@ attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or
 ``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
 attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
 partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
-``sort`` or ``time`` window or none, inserting current events; and an
+``sort``, ``time`` or ``timeLength`` window or none, inserting current events; and an
 ``output [all|first|last] every N events`` rate limit (outside partitions also
 ``every <time>``). Everything else stays in the per-event runtime.
 """
@@ -52,11 +52,11 @@ JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "s
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
 PARTITIONED = ("length", "lengthBatch", "externalTime", "externalTimeBatch", "sort", "none",
-               "time")
+               "time", "timeLength")
 """Windows eddy's Java operator runs inside a value partition, current events out: with no
 timer and no clock of the app's (a partition's rows alone move them; hash buckets of the
-partition value), or the ``time`` window, whose clock every row of the group moves (one
-state key: :attr:`WindowSpec.shared_clock`)."""
+partition value), or the ``time`` and ``timeLength`` windows, whose clock every row of the
+group moves (one state key: :attr:`WindowSpec.shared_clock`)."""
 _PARTITION_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
 _EXTREME_TYPES = (AttrType.INT, AttrType.DOUBLE)
 """Argument types of ``max``/``min`` the Java operator keeps exactly (as doubles)."""
@@ -147,9 +147,9 @@ class WindowSpec:
 
     @property
     def shared_clock(self) -> bool:
-        """A partitioned ``time`` window: each value's window expires by the group's clock,
-        which every row moves, so all rows reach one state key."""
-        return self.partition_column is not None and self.window == "time"
+        """A partitioned ``time`` or ``timeLength`` window: each value's window expires by the
+        group's clock, which every row moves, so all rows reach one state key."""
+        return self.partition_column is not None and self.window in ("time", "timeLength")
 
     @property
     def plain_columns(self) -> list[str]:

@@ -5,8 +5,8 @@ group's input streams and no query of the group reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
 aggregation, which stay with the runtime, and on-demand queries do not reach it), and the
 query (outside any partition; in the Java operator also the
-query of a value partition with a ``length``, ``lengthBatch``, ``externalTime``, ``sort`` or
-``time`` window or none, into current events) is ``from S[f]#window.time(t)``,
+query of a value partition with a ``length``, ``lengthBatch``, ``externalTime``, ``sort``,
+``time`` or ``timeLength`` window or none, into current events) is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
@@ -34,8 +34,9 @@ when the window's timer fires, and one group's event sets the timer that expires
 group's: one key.) A partitioned query's state is hash buckets of the partition value, each
 value's window apart in its bucket, as Siddhi gives each key its own; those windows have no
 timer and read no clock but their own rows', so a bucket needs no other rows. A partitioned
-``time`` window is one key: its values' windows expire by the group's clock, which every
-row of the group moves (and its timers only expire earlier what an arrival would).
+``time`` or ``timeLength`` window is one key: its values' windows expire by the group's
+clock, which every row of the group moves (and its timers only expire earlier what an
+arrival would, before the arrival's own length eviction).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
         (f", output{limited}" if limited else "") + \
         ": eddy's Java operator, no crossing into Python"
     if info.partition is not None and isinstance(window, ast.Window) and \
-            window.name == "time":
+            window.name in ("time", "timeLength"):
         why += " (one key: each partition value's window expires by the group's clock)"
     elif info.partition is not None:  # each partition value has its own window
         attribute = next(p.expression.attribute for p in
