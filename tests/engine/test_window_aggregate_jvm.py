@@ -219,6 +219,15 @@ insert into O;
 from T#window.externalTime(dev, 4)
 select site, stdDev(temp) as sd, dev
 insert into P;
+@info(name='x')
+from T#window.length(2)
+select site, room, sum(temp) as s
+group by room
+insert all events into X;
+@info(name='y')
+from T[temp > 15.0]#window.lengthBatch(2)
+select site, count() as n
+insert expired events into Y;
 end;""",
     "partitioned-time-by-site": """partition with (site of T)
 begin

@@ -16,7 +16,8 @@ attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or
 ``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
 attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
 partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
-``sort``, ``time`` or ``timeLength`` window or none, inserting current events; and an
+``externalTimeBatch``, ``sort``, ``time`` or ``timeLength`` window or none, inserting current
+events (the windows without timers also expired or all events); and an
 ``output [all|first|last] every N events`` rate limit (outside partitions also
 ``every <time>``). Everything else stays in the per-event runtime.
 """
@@ -147,9 +148,12 @@ class WindowSpec:
 
     @property
     def shared_clock(self) -> bool:
-        """A partitioned ``time`` or ``timeLength`` window: each value's window expires by the
-        group's clock, which every row moves, so all rows reach one state key."""
-        return self.partition_column is not None and self.window in ("time", "timeLength")
+        """A partitioned ``time`` or ``timeLength`` window, or a partitioned query whose
+        expired events are outputs: each value's window expires by (or stamps its expired
+        events with) the group's clock, which every row moves, so all rows reach one state
+        key."""
+        return self.partition_column is not None and \
+            (self.window in ("time", "timeLength") or self.events != "current")
 
     @property
     def plain_columns(self) -> list[str]:
@@ -227,7 +231,8 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     partition = None
     if info.partition is not None:
         partition = _partition(analyzed, info, stream, column_of, types)
-        if not (jvm and partition is not None and name in PARTITIONED and events == "current"):
+        if not (jvm and partition is not None and name in PARTITIONED and
+                (events == "current" or name not in ("time", "timeLength"))):
             return None
 
     group_columns = [column_of(v) for v in selector.group_by]

@@ -6,7 +6,8 @@ group's input streams and no query of the group reads its output:
 aggregation, which stay with the runtime, and on-demand queries do not reach it), and the
 query (outside any partition; in the Java operator also the
 query of a value partition with a ``length``, ``lengthBatch``, ``externalTime``, ``sort``,
-``time`` or ``timeLength`` window or none, into current events) is ``from S[f]#window.time(t)``,
+``time`` or ``timeLength`` window or none, into current events, or with one of those
+without timers into expired or all events) is ``from S[f]#window.time(t)``,
 ``#window.length(n)`` or ``#window.timeBatch(t)`` selecting plain attributes, ``avg``,
 ``sum`` of a double and ``count()`` (optionally ``group by`` non-double attributes) into a
 stream — current events, or for ``time``/``length`` also all or expired events — with no
@@ -36,7 +37,8 @@ value's window apart in its bucket, as Siddhi gives each key its own; those wind
 timer and read no clock but their own rows', so a bucket needs no other rows. A partitioned
 ``time`` or ``timeLength`` window is one key: its values' windows expire by the group's
 clock, which every row of the group moves (and its timers only expire earlier what an
-arrival would, before the arrival's own length eviction).
+arrival would, before the arrival's own length eviction); so is a partitioned query whose
+expired events are outputs, stamped with that clock.
 """
 
 from __future__ import annotations
@@ -80,8 +82,9 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
         (f", output{limited}" if limited else "") + \
         ": eddy's Java operator, no crossing into Python"
     if info.partition is not None and isinstance(window, ast.Window) and \
-            window.name in ("time", "timeLength"):
-        why += " (one key: each partition value's window expires by the group's clock)"
+            (window.name in ("time", "timeLength") or events != "current"):
+        why += " (one key: each partition value's window expires by, or stamps its expired " \
+            "events with, the group's clock)"
     elif info.partition is not None:  # each partition value has its own window
         attribute = next(p.expression.attribute for p in
                          planning.analyzed.partition(info.partition).partition.partition_types
