@@ -11,8 +11,8 @@ read only those, do not reach the operator). eddy's Java operator also runs
 ``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t [, start])``,
 ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``,
 ``#window.delay(t)`` and queries without a window, a ``timeBatch`` into expired or all
-events or selecting only plain attributes, and keeps ``max``/``min``/``maxForever``/``minForever`` of an int or double,
-``stdDev`` of a number, ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute,
+events or selecting only plain attributes, and keeps
+``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number, ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute,
 ``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
 attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
 partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
