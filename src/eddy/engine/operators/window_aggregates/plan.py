@@ -5,19 +5,20 @@ A group qualifies when its one stateful query is ``from S[f]#window.time(t)``,
 attributes, ``avg`` (of a number), ``sum`` (of a double) and ``count()``, optionally
 ``group by`` plain attributes that are not doubles, inserting into a stream — current
 events, or for the sliding windows also ``all events`` or ``expired events`` — with no
-``having``, ``order by``, ``limit``/``offset`` or rate limiting, reading no table (the
-app's tables, named windows and aggregations stay in the runtime; on-demand queries, which
-read only those, do not reach the operator). eddy's Java operator also runs
+``having``, ``order by``, ``limit``/``offset`` or rate limiting, reading no table (the app's
+tables, named windows and aggregations stay in the runtime; on-demand queries, which read
+only those, do not reach the operator). eddy's Java operator also runs
 ``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t [, start])``,
 ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``,
 ``#window.delay(t)`` and queries without a window, a ``timeBatch`` into expired or all
 events or selecting only plain attributes, and keeps
-``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number, ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute,
-``sum`` of an int or long (a long, as the runtime sums it), a ``having`` over the selected
-attributes and ``order by`` them, ``offset`` and ``limit``; and the query of a value
-partition (each value its own window) with a ``length``, ``lengthBatch``, ``externalTime``,
-``externalTimeBatch``, ``sort``, ``time`` or ``timeLength`` window or none, inserting current
-events (the windows without timers also expired or all events); and an
+``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
+``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
+(a long, as the runtime sums it), a ``having`` over the selected attributes and ``order by``
+them, ``offset`` and ``limit``; and the query of a value partition (each value its own
+window) with a ``length``, ``lengthBatch``, ``externalTime``, ``externalTimeBatch``,
+``sort``, ``time`` or ``timeLength`` window or none, inserting current events (the windows
+without timers also expired or all events); and an
 ``output [all|first|last] every N events`` rate limit (outside partitions also
 ``every <time>``). Everything else stays in the per-event runtime.
 """
