@@ -52,7 +52,10 @@ final class Selector implements Serializable {
     /** An aggregate without {@code group by}: a chunk's last selected event alone. */
     private final boolean lastOnly;
 
-    Selector(String[] kinds, String events, boolean batch, boolean firing, int groups,
+    /** {@code holds}: the window's events wait before they count (a batch, a delay), so
+     *  its outputs are emissions; {@code firing}: a {@code timeBatch}'s, which say which of
+     *  a row's due timers emitted them. */
+    Selector(String[] kinds, String events, boolean holds, boolean firing, int groups,
              Expression having, Ordering ordering, String rate, StructType output) {
         this.current = !"expired".equals(events);
         this.expired = !"current".equals(events);
@@ -60,7 +63,7 @@ final class Selector implements Serializable {
         this.firingAt = firing ? 5 : -1;
         this.limiterAt = limit != null && limit.scheduled() ? (firing ? 6 : 5) : -1;
         this.firstValue = Math.max(firingAt, limiterAt) > 0 ? Math.max(firingAt, limiterAt) + 1
-                : chunked(expired, batch, limit) ? 5 : 2;
+                : chunked(expired, holds, limit) ? 5 : 2;
         this.having = having;
         this.ordering = ordering;
         this.kinds = new char[kinds.length];
@@ -79,9 +82,9 @@ final class Selector implements Serializable {
     }
 
     /** Whether every emission goes out as a chunk ({@code _i}, {@code _x}, {@code _timer}):
-     *  expired events are outputs, the window is a batch, or a rate limit holds events. */
-    static boolean chunked(boolean expired, boolean batch, RateLimit limit) {
-        return expired || batch || limit != null;
+     *  expired events are outputs, the window holds its events, or a rate limit does. */
+    static boolean chunked(boolean expired, boolean holds, RateLimit limit) {
+        return expired || holds || limit != null;
     }
 
     /** The number of selected plain columns the kinds read ({@code v} and {@code u}). */
