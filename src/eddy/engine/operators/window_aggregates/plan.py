@@ -35,6 +35,7 @@ from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.typecheck import constant_value
+from eddy.plan.physical.rules.window_aggregate import CLOCKED, on_the_group_clock
 
 _PLAIN_TYPES = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE, AttrType.STRING, AttrType.BOOL)
 _NUMERIC = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE)
@@ -154,7 +155,7 @@ class WindowSpec:
         events with) the group's clock, which every row moves, so all rows reach one state
         key."""
         return self.partition_column is not None and \
-            (self.window in ("time", "timeLength") or self.events != "current")
+            on_the_group_clock(self.window, self.events)
 
     @property
     def plain_columns(self) -> list[str]:
@@ -233,7 +234,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if info.partition is not None:
         partition = _partition(analyzed, info, stream, column_of, types)
         if not (jvm and partition is not None and name in PARTITIONED and
-                (events == "current" or name not in ("time", "timeLength"))):
+                (events == "current" or name not in CLOCKED)):
             return None
 
     group_columns = [column_of(v) for v in selector.group_by]

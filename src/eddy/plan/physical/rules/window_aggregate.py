@@ -52,6 +52,15 @@ NAME = "window-aggregate"
 BUCKETS = 16
 """State keys of a split window: a few per core; fixed, since a checkpoint's state is keyed
 by them."""
+CLOCKED = ("time", "timeLength")
+"""The windows a value partition's query expires by the group's clock."""
+
+
+def on_the_group_clock(window: str, events: str) -> bool:
+    """Whether a value partition's query needs the group's clock, so every row on one
+    state key: its window expires by it, or its expired events (outputs) are stamped with
+    it."""
+    return window in CLOCKED or events != "current"
 
 
 def apply(planning: Planning) -> None:
@@ -82,7 +91,7 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
         (f", output{limited}" if limited else "") + \
         ": eddy's Java operator, no crossing into Python"
     if info.partition is not None and isinstance(window, ast.Window) and \
-            (window.name in ("time", "timeLength") or events != "current"):
+            on_the_group_clock(window.name, events):
         why += " (one key: each partition value's window expires by, or stamps its expired " \
             "events with, the group's clock)"
     elif info.partition is not None:  # each partition value has its own window

@@ -33,7 +33,6 @@ final class RateLimit implements Serializable {
     private final char type;
     private final boolean timed;
     private final long value;
-    private final boolean grouped;
     private final int groups;
     private final int width;
 
@@ -41,7 +40,6 @@ final class RateLimit implements Serializable {
         this.type = type;
         this.timed = timed;
         this.value = value;
-        this.grouped = groups > 0;
         this.groups = groups;
         this.width = width;
     }
@@ -125,12 +123,12 @@ final class RateLimit implements Serializable {
         }
         for (int i = 0; i < events.size(); i++) {
             Object[] event = events.get(i);
-            Object key = grouped ? keys.get(i) : WindowState.NO_GROUP;
+            Object key = groups > 0 ? keys.get(i) : WindowState.NO_GROUP;
             if (type == 'a') {
                 state.held.add(event);
             } else if (type == 'l') {
                 state.last.put(key, event);
-            } else if (grouped) {
+            } else if (groups > 0) {
                 firstGroupPerEvents(state, event, key, out);
                 continue;
             } else {
@@ -171,7 +169,7 @@ final class RateLimit implements Serializable {
 
     private void firstPerTime(State state, List<Object[]> events, List<Object> keys,
                               List<Object[]> out) {
-        if (!grouped) {
+        if (groups == 0) {
             if (state.opened == null || state.opened + value <= state.now) {
                 state.opened = state.now;
                 out.add(events.get(0));
@@ -200,12 +198,12 @@ final class RateLimit implements Serializable {
         }
         out.writeInt(state.last.size());
         for (Map.Entry<Object, Object[]> entry : state.last.entrySet()) {
-            writeKey(out, entry.getKey());
+            WindowState.writeKey(out, groups, entry.getKey());
             writeEvent(out, entry.getValue());
         }
         out.writeInt(state.perGroup.size());
         for (Map.Entry<Object, Long> entry : state.perGroup.entrySet()) {
-            writeKey(out, entry.getKey());
+            WindowState.writeKey(out, groups, entry.getKey());
             out.writeLong(entry.getValue());
         }
     }
@@ -221,33 +219,17 @@ final class RateLimit implements Serializable {
             state.held.add(readEvent(in));
         }
         for (int n = in.readInt(); n > 0; n--) {
-            Object key = readKey(in);
+            Object key = WindowState.readKey(in, groups);
             state.last.put(key, readEvent(in));
         }
         for (int n = in.readInt(); n > 0; n--) {
-            Object key = readKey(in);
+            Object key = WindowState.readKey(in, groups);
             state.perGroup.put(key, in.readLong());
         }
         return state;
     }
 
-    private void writeKey(DataOutputStream out, Object key) throws IOException {
-        if (grouped) {
-            for (Object part : WindowState.keyParts(groups, key)) {
-                StateValues.write(out, part);
-            }
-        }
-    }
-
-    private Object readKey(DataInputStream in) throws IOException {
-        Object[] parts = new Object[groups];
-        for (int i = 0; i < groups; i++) {
-            parts[i] = StateValues.read(in);
-        }
-        return WindowState.groupKey(groups, i -> parts[i]);
-    }
-
-    /** An event's own fields: all but the emission's (restamped when it goes out). */
+    /** A held event's fields (those of its emission are restamped when it goes out). */
     private static void writeEvent(DataOutputStream out, Object[] event) throws IOException {
         out.writeInt(event.length);
         for (Object field : event) {

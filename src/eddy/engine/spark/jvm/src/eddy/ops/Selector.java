@@ -62,8 +62,11 @@ final class Selector implements Serializable {
         this.limit = RateLimit.parse(rate, groups, output.fields().length);
         this.firingAt = firing ? 5 : -1;
         this.limiterAt = limit != null && limit.scheduled() ? (firing ? 6 : 5) : -1;
+        // every emission a chunk (_i, _x, _timer): expired events out, a window that holds
+        // its events, or a rate limit that does
+        boolean chunked = expired || holds || limit != null;
         this.firstValue = Math.max(firingAt, limiterAt) > 0 ? Math.max(firingAt, limiterAt) + 1
-                : chunked(expired, holds, limit) ? 5 : 2;
+                : chunked ? 5 : 2;
         this.having = having;
         this.ordering = ordering;
         this.kinds = new char[kinds.length];
@@ -79,12 +82,6 @@ final class Selector implements Serializable {
         }
         this.everyEvent = groups == 0 && !aggregates;
         this.lastOnly = groups == 0 && aggregates;
-    }
-
-    /** Whether every emission goes out as a chunk ({@code _i}, {@code _x}, {@code _timer}):
-     *  expired events are outputs, the window holds its events, or a rate limit does. */
-    static boolean chunked(boolean expired, boolean holds, RateLimit limit) {
-        return expired || holds || limit != null;
     }
 
     /** The number of selected plain columns the kinds read ({@code v} and {@code u}). */

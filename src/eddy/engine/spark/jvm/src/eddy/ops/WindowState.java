@@ -93,6 +93,22 @@ final class WindowState {
         return key;
     }
 
+    /** A group's key as its {@code group by} values (none without one). */
+    static void writeKey(DataOutputStream out, int groups, Object key) throws IOException {
+        for (Object part : keyParts(groups, key)) {
+            StateValues.write(out, part);
+        }
+    }
+
+    /** A group's key written by {@link #writeKey}. */
+    static Object readKey(DataInputStream in, int groups) throws IOException {
+        Object[] parts = new Object[groups];
+        for (int i = 0; i < groups; i++) {
+            parts[i] = StateValues.read(in);
+        }
+        return groupKey(groups, i -> parts[i]);
+    }
+
     /** A group's {@code group by} values, from its map key. */
     @SuppressWarnings("unchecked")
     static List<Object> keyParts(int groups, Object key) {
@@ -191,9 +207,7 @@ final class WindowState {
                 out.writeInt(live.size());
                 for (WindowGroup group : live) {
                     numbers.put(group, numbers.size());
-                    for (Object value : keyParts(groups, group.key)) {
-                        StateValues.write(out, value);
-                    }
+                    writeKey(out, groups, group.key);
                     for (int i = 0; i < arguments; i++) {
                         out.writeDouble(group.sums[i]);
                         if (longSummed[i]) {
@@ -237,9 +251,7 @@ final class WindowState {
             out.writeInt(pending.size());
             for (Pending event : pending) {
                 out.writeLong(event.ts);
-                for (Object value : keyParts(groups, event.key)) {
-                    StateValues.write(out, value);
-                }
+                writeKey(out, groups, event.key);
                 for (int i = 0; i < arguments; i++) {
                     out.writeDouble(event.values[i]);
                     out.writeLong(event.longs[i]);
@@ -253,10 +265,7 @@ final class WindowState {
         private void readPending(DataInputStream in, List<Pending> pending) throws IOException {
             for (int count = in.readInt(); count > 0; count--) {
                 long ts = in.readLong();
-                Object[] parts = new Object[groups];
-                for (int i = 0; i < groups; i++) {
-                    parts[i] = StateValues.read(in);
-                }
+                Object key = readKey(in, groups);
                 double[] values = new double[arguments];
                 long[] longs = new long[arguments];
                 for (int i = 0; i < arguments; i++) {
@@ -267,7 +276,6 @@ final class WindowState {
                 for (int i = 0; i < plains; i++) {
                     plain[i] = StateValues.read(in);
                 }
-                Object key = groupKey(groups, i -> parts[i]);
                 pending.add(new Pending(ts, key, values, longs, plain));
             }
         }
@@ -283,11 +291,7 @@ final class WindowState {
                 int count = in.readInt();
                 List<WindowGroup> numbered = new ArrayList<>(count);
                 for (int g = 0; g < count; g++) {
-                    Object[] parts = new Object[groups];
-                    for (int i = 0; i < groups; i++) {
-                        parts[i] = StateValues.read(in);
-                    }
-                    Object key = groupKey(groups, i -> parts[i]);
+                    Object key = readKey(in, groups);
                     WindowGroup group = new WindowGroup(key, arguments, kinds, indexes);
                     for (int i = 0; i < arguments; i++) {
                         group.sums[i] = in.readDouble();
