@@ -2,10 +2,12 @@
 ``JoinProcessor`` that passes the join conformance cases).
 
 Random joins of the operator's shape — key equalities of several types, residual
-conditions, filters before the windows, length and time windows of several sizes — over
-random event sequences (time going back now and then, live mode's heartbeats among them)
-cut into random micro-batches: the operator's outputs must equal the runtime's, value for
-value and in the same order. Filters run in Spark SQL in the real plan; here the
+conditions, filters before the windows, length and time windows of several sizes, sides
+without a window, outer and unidirectional joins, self joins, expressions selected, expired
+events inserted — over random event sequences (time going back now and then, live mode's
+heartbeats and a stream no query reads among them) cut into random micro-batches: the
+operator's outputs must equal the runtime's, value for value, kind and time, in the same
+order. Filters run in Spark SQL in the real plan; here the
 rows they drop are dropped with the same columnar evaluator, so this needs no Spark.
 ``test_window_join_through_spark`` runs the real plan.
 """
@@ -40,7 +42,8 @@ from eddy.lang.semantic import AnalyzedApp
 from eddy.runtime.model import InputEvent
 
 STREAMS = ("define stream L (k int, v double, s string);\n"
-           "define stream R (k long, w double, s string);\n")
+           "define stream R (k long, w double, s string);\n"
+           "define stream C (k int);\n")
 QUERIES = {
     "key": "from L#window.length({n}) join R#window.length({m}) on L.k == R.k "
            "select L.k, L.v, R.w insert into O;",
@@ -58,6 +61,31 @@ QUERIES = {
                    "on R.k == L.k and L.v < R.w select L.s, R.k, R.w insert into O;",
     "length-time": "from L#window.length({n}) as a join R#window.time({u}) as b "
                    "on a.s == b.s select a.k, b.k as j, b.s insert into O;",
+    "left-outer": "from L#window.length({n}) left outer join R#window.length({m}) "
+                  "on L.k == R.k select L.k, R.w insert into O;",
+    "right-outer": "from L#window.time({t}) right outer join R[w is null or w < 30]"
+                   "#window.length({m}) on L.s == R.s and L.v < R.w select L.v, R.k "
+                   "insert into O;",
+    "full-outer": "from L#window.length({n}) full outer join R#window.time({u}) "
+                  "on L.k == R.k select L.k, R.k as j, R.s insert into O;",
+    "unidirectional": "from L[v > 0] unidirectional join R#window.length({m}) on L.k == R.k "
+                      "select L.s, R.w insert into O;",
+    "right-unidirectional": "from L#window.time({t}) join R unidirectional on L.s == R.s "
+                            "select L.k, R.s insert into O;",
+    "self": "from L#window.length({n}) as a join L[v > 0]#window.length({m}) as b "
+            "on a.s == b.s and a.v < b.v select a.k, b.k as j insert into O;",
+    "self-time": "from L#window.time({t}) as a left outer join L#window.length({m}) as b "
+                 "on a.k == b.k select a.v, b.v as w insert into O;",
+    "expressions": "from L#window.length({n}) join R#window.length({m}) "
+                   "select L.k * R.k as p, L.v + R.w as x, L.s, 'j' as tag insert into O;",
+    "all-events": "from L#window.length({n}) join R#window.length({m}) on L.k == R.k "
+                  "select L.k, L.v, R.w insert all events into O;",
+    "expired-outer": "from L#window.length({n}) left outer join R#window.length({m}) "
+                     "on L.s == R.s select L.s, R.k insert expired events into O;",
+    "no-window-all": "from L join R[w is null or w < 30]#window.length({m}) on L.k == R.k "
+                     "select L.k, R.w insert all events into O;",
+    "self-all": "from L#window.length({n}) as a full outer join L#window.length({m}) as b "
+                "on a.k == b.k and a.v != b.v select a.v, b.s insert all events into O;",
 }
 
 
@@ -79,42 +107,28 @@ def plan_of(analyzed: AnalyzedApp) -> WindowJoinPlan:
 
 def operator_rows(analyzed: AnalyzedApp, plan: WindowJoinPlan,
                   events: Sequence[InputEvent]) -> pd.DataFrame:
-    """The rows Spark hands the operator (filters evaluated, as the JVM does): with two
-    length windows the passing events only, with a time window every event (marked) and
-    every heartbeat."""
-    kinds = {n: {a.name: a.type for a in analyzed.streams[n].attributes} for n in "LR"}
-    scope = plan.info.scope
-    timed = any(kind == "time" for kind, _ in plan.spec.windows)
+    """The rows Spark hands the operator (filters evaluated, as the JVM does): a row per
+    side an event reaches (both in a self join, left first); when the operator reads the
+    clock every row (marked whether it enters), else the entering ones only."""
+    kinds = {n: {a.name: a.type for a in analyzed.streams[n].attributes} for n in "LRC"}
+    clocked = plan.spec.clocked
     rows: dict[str, list[Any]] = {SEQ: [], TS: [], SIDE: [], PASSES: []}
     rows.update({c: [] for c in plan.attributes})
     for event in events:
-        if event.stream == TICK_STREAM:
-            if timed:
-                for column, values in rows.items():
-                    values.append({SEQ: event.seq, TS: event.ts, SIDE: TICK,
-                                   PASSES: False}.get(column))
-            continue
-        side = plan.streams.index(event.stream)
-        names = list(kinds[event.stream])
+        names = list(kinds.get(event.stream, ()))
         values = dict(zip(names, event.data))
-        columns = {n: column_values(pd.Series([values[n]], dtype=object), kinds[event.stream][n])
-                   for n in names}
-        current = scope.with_current(scope.sources[side])
-        if not all(bool(truthy(evaluate(compile_columnar(
-                f, analyzed.type_of, lambda v: current.resolve(v).attribute.name),
-                columns, 1))[0]) for f in plan.filters[side]):
-            if not timed:
+        sides = [s for s, stream in enumerate(plan.streams) if stream == event.stream]
+        for side in sides or [TICK]:
+            passes = side != TICK and _passes(analyzed, plan, side, values, kinds[event.stream])
+            if not (clocked or passes):
                 continue
-            passes = False
-        else:
-            passes = True
-        rows[SEQ].append(event.seq)
-        rows[TS].append(event.ts)
-        rows[SIDE].append(side)
-        rows[PASSES].append(passes)
-        for column, (stream, name) in plan.attributes.items():
-            rows[column].append(values[name] if stream == event.stream else None)
-    frame = pd.DataFrame(rows if timed else {c: v for c, v in rows.items() if c != PASSES})
+            rows[SEQ].append(event.seq)
+            rows[TS].append(event.ts)
+            rows[SIDE].append(side)
+            rows[PASSES].append(passes)
+            for column, (stream, name) in plan.attributes.items():
+                rows[column].append(values[name] if stream == event.stream else None)
+    frame = pd.DataFrame(rows if clocked else {c: v for c, v in rows.items() if c != PASSES})
     for column, (stream, name) in plan.attributes.items():  # as Arrow hands them to pandas
         kind = kinds[stream][name]
         if kind is AttrType.DOUBLE or (kind in (AttrType.INT, AttrType.LONG)
@@ -125,11 +139,22 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowJoinPlan,
     return frame
 
 
+def _passes(analyzed: AnalyzedApp, plan: WindowJoinPlan, side: int, values: dict[str, Any],
+            kinds: dict[str, AttrType]) -> bool:
+    """Whether an event with ``values`` passes the filters of ``side``."""
+    scope = plan.info.scope
+    columns = {n: column_values(pd.Series([values[n]], dtype=object), kinds[n]) for n in values}
+    current = scope.with_current(scope.sources[side])
+    return all(bool(truthy(evaluate(compile_columnar(
+        f, analyzed.type_of, lambda v: current.resolve(v).attribute.name), columns, 1))[0])
+        for f in plan.filters[side])
+
+
 def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
                  cuts: Sequence[int]) -> list[Output]:
     plan = plan_of(analyzed)
     return by_operator(process, plan.spec, Windows(), operator_rows(analyzed, plan, events), cuts,
-                       len(plan.spec.selected))
+                       len(plan.spec.selected), expired=plan.spec.events != "current")
 
 
 @st.composite
@@ -137,12 +162,12 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
     analyzed = app(draw(st.sampled_from(sorted(QUERIES))), draw(st.integers(1, 6)),
                    draw(st.integers(1, 6)))
     events, ts = [], 1_000
-    back = draw(st.sampled_from([0, 0, 60]))  # how far time may go back, now and then
+    back = draw(st.sampled_from([0, 60]))  # how far time may go back, now and then
     for seq in range(draw(st.integers(0, 50))):
         ts += draw(st.integers(-back, 100)) if back else draw(st.integers(0, 100))
-        stream = draw(st.sampled_from(["L", "R", "L", "R", TICK_STREAM]))
-        if stream == TICK_STREAM:
-            events.append(InputEvent(seq, ts, stream, ()))
+        stream = draw(st.sampled_from(["L", "R", "L", "R", TICK_STREAM, "C"]))
+        if stream in (TICK_STREAM, "C"):
+            events.append(InputEvent(seq, ts, stream, () if stream == TICK_STREAM else (1,)))
             continue
         k = draw(st.sampled_from([None, 0, 1, 1, 2]))
         v = draw(st.sampled_from([None, -1.0, 0.0, 5.0, 20.0, 40.0]))
@@ -151,41 +176,49 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
     return analyzed, events, draw(st.lists(st.integers(1, 12), max_size=6))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(scenarios())
 def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEvent],
                                                      list[int]]) -> None:
     analyzed, events, cuts = scenario
-    assert run_operator(analyzed, events, cuts) == by_runtime(analyzed, events)
+    expired = plan_of(analyzed).spec.events != "current"
+    assert run_operator(analyzed, events, cuts) == by_runtime(analyzed, events, expired=expired)
 
 
 def test_other_joins_stay_in_the_runtime() -> None:
-    for text in ("from L#window.length(3) left outer join R#window.length(3) on L.k == R.k "
-                 "select L.k insert into O;",
-                 "from L#window.length(3) unidirectional join R#window.length(3) "
-                 "on L.k == R.k select L.k insert into O;",
-                 "from L#window.timeBatch(1 sec) join R#window.length(3) on L.k == R.k "
+    for text in ("from L#window.timeBatch(1 sec) join R#window.length(3) on L.k == R.k "
                  "select L.k insert into O;",
                  "from L#window.length(3) join R#window.length(3) on L.k == R.k "
-                 "select L.k, count() as c insert into O;"):
+                 "select L.k, count() as c insert into O;",
+                 "from L#window.time(1 sec) join R#window.length(3) on L.k == R.k "
+                 "select L.k insert all events into O;",
+                 "from L#window.length(3) join R#window.length(3) on L.k == R.k "
+                 "select L.k output last every 2 events insert into O;"):
         analyzed = check(STREAMS + text)
         assert plan_window_join(analyzed, list(analyzed.queries), input_layout(analyzed)) \
             is None, text
 
 
-@pytest.mark.parametrize("query", ["key-residual", "time-length"])
+@pytest.mark.parametrize("query", ["key-residual", "time-length", "right-outer", "self-all"])
 def test_window_join_through_spark(spark: Any, query: str) -> None:
-    """The real plan (``eddy.replay`` on Spark, batches of 13 events) equals the runtime."""
+    """The real plan (``eddy.replay`` on Spark, batches of 13 events, time going back now
+    and then, a stream no query reads among them) equals the runtime, expired events
+    included."""
     from eddy.engine.run.replay import replay
 
-    analyzed = app(query, 20, 7)
+    analyzed = check("@app:playback\n" + STREAMS + "@info(name='q')\n"
+                     + QUERIES[query].format(n=20, m=7, t=800, u=280))
     rng = np.random.default_rng(5)
+    streams = "LRLRC"
     events = [InputEvent(seq, 1_000 + 10 * seq - 30 * (seq % 17 == 0),
-                         "LR"[int(rng.integers(0, 2))],
+                         streams[int(rng.integers(0, 5))],
                          (None if seq % 23 == 0 else int(rng.integers(0, 4)),
                           float(rng.normal(10, 8)), "xy"[seq % 2])) for seq in range(200)]
+    events = [e if e.stream != "C" else InputEvent(e.seq, e.ts, "C", (1,)) for e in events]
     inputs = [{"stream": e.stream, "data": list(e.data), "timestamp": e.ts} for e in events]
     result = replay(analyzed.source, inputs, batch_size=13)
-    expected = [(o[1], o[3]) for o in by_runtime(analyzed, events)]
-    assert [(e["timestamp"], tuple(e["data"])) for e in result.streams["O"]] == expected
+    expired = plan_of(analyzed).spec.events != "current"
+    expected = [(o[1], o[3]) for o in by_runtime(analyzed, events, expired=expired)]
+    assert [(e["timestamp"], tuple(e["data"]) + ((e["expired"],) if expired else ()))
+            for e in result.queries["q"]] == expected
     assert expected

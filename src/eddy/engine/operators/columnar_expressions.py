@@ -230,15 +230,21 @@ def key_groups(base: Array, first: list[Values], second: list[Values]) -> Array:
 
 POSITION = "_i"
 """An operator output's place among the outputs of the event that caused it."""
+EXPIRED = "_x"
+"""An operator output's column saying it is an expired event (operators that emit some)."""
 
 
 def output_frame(seq: Array, ts: Array, rows: Array,
-                 values: list[tuple[Values, AttrType]]) -> pd.DataFrame:
-    """An operator's outputs: for each, the ``_seq`` and ``_ts`` of the batch row that caused
-    it (``rows``, sorted), its :data:`POSITION` among that row's, then ``o<i>`` per value."""
-    first_of_row = np.searchsorted(rows, rows, side="left")
-    frame: dict[str, Any] = {"_seq": seq[rows], "_ts": ts[rows],
-                             POSITION: (np.arange(len(rows)) - first_of_row).astype(np.int32)}
+                 values: list[tuple[Values, AttrType]], *,
+                 by_seq: bool = False) -> pd.DataFrame:
+    """An operator's outputs: for each, the ``_seq`` of the batch row that caused it
+    (``rows``, sorted), its ``_ts`` (``ts`` of that row; with ``by_seq`` ``ts`` is one time
+    per output), its :data:`POSITION` among that ``_seq``'s outputs, then ``o<i>`` per
+    value."""
+    causes = seq[rows]
+    first = np.searchsorted(causes, causes, side="left")
+    frame: dict[str, Any] = {"_seq": causes, "_ts": ts if by_seq else ts[rows],
+                             POSITION: (np.arange(len(rows)) - first).astype(np.int32)}
     for i, (column, kind) in enumerate(values):
         frame[f"o{i}"] = series_of(column, kind)
     return pd.DataFrame(frame)

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from eddy.engine.compile.expressions import UnsupportedInSpark
 from eddy.engine.compile.native_queries import spark_compiler
-from eddy.engine.operators.columnar_expressions import POSITION
+from eddy.engine.operators.columnar_expressions import EXPIRED, POSITION
 from eddy.engine.operators.operator_part import (
     OperatorPart,
     StepFunction,
@@ -73,22 +73,25 @@ def filter_condition(analyzed: AnalyzedApp, info: QueryInfo, source: int, stream
     return condition
 
 
-def output_schema(types: Sequence[AttrType]) -> tuple[tuple[str, str], ...]:
-    """The columns of an operator's output: ``_seq``, ``_ts``, ``_i``, then ``o<i>`` per
-    value (the step sends arrays of them, one element per output: see the module
-    docstring)."""
+def output_schema(types: Sequence[AttrType], *,
+                  expired: bool = False) -> tuple[tuple[str, str], ...]:
+    """The columns of an operator's output: ``_seq``, ``_ts``, ``_i``, (``_x``,) then
+    ``o<i>`` per value (the step sends arrays of them, one element per output: see the
+    module docstring)."""
     return ((SEQ, "bigint"), (TS, "bigint"), (POSITION, "int"),
+            *([(EXPIRED, "boolean")] if expired else []),
             *((f"o{i}", spark_type(t).simpleString()) for i, t in enumerate(types)))
 
 
 def writer(info: QueryInfo, outputs: Sequence[tuple[str, AttrType]],
-           order_prefix: Sequence[int]) -> Writer:
+           order_prefix: Sequence[int], *, expired: bool = False) -> Writer:
     """The writer's columns of one of the operator's outputs (``(name, type)`` each), with
     the ``_order`` the per-event runtime gives them."""
 
     def columns(col: Callable[[str], Column]) -> WriterColumns:
         order = F.array(*(F.lit(i) for i in order_prefix), col(POSITION))
-        return {**head_columns(col(SEQ), order, col(TS), info.id, info.target, F.lit(False)),
+        kind = col(EXPIRED) if expired else F.lit(False)
+        return {**head_columns(col(SEQ), order, col(TS), info.id, info.target, kind),
                 **value_columns([(col(f"o{i}"), ast.Attribute(name, kind))
                                 for i, (name, kind) in enumerate(outputs)])}
 
@@ -99,11 +102,12 @@ def columnar_part(rows: DataFrame, process: Callable[[Spec, State, pd.DataFrame]
                                                      tuple[pd.DataFrame, State]],
                   spec: Spec, fresh: Callable[[], State], info: QueryInfo,
                   selected: Sequence[tuple[str, AttrType]],
-                  order_prefix: Sequence[int]) -> OperatorPart:
-    """A columnar operator over ``rows`` (with their state key), to run alone or fused."""
+                  order_prefix: Sequence[int], *, expired: bool = False) -> OperatorPart:
+    """A columnar operator over ``rows`` (with their state key), to run alone or fused;
+    ``expired``: its outputs say in :data:`EXPIRED` whether they are expired events."""
     return OperatorPart(rows, make_step(process, spec, fresh),
-                        output_schema([t for _, t in selected]), True,
-                        writer(info, selected, order_prefix))
+                        output_schema([t for _, t in selected], expired=expired), True,
+                        writer(info, selected, order_prefix, expired=expired))
 
 
 ARRAY_ROWS = 8192

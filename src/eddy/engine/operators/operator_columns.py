@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from eddy.engine.operators.columnar_expressions import TYPES, NotColumnar
+from eddy.engine.operators.columnar_expressions import TYPES, Node, NotColumnar, compile_columnar
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.scope import Scope, Source
@@ -22,12 +22,14 @@ from eddy.lang.semantic import QueryInfo
 @dataclass(frozen=True)
 class Selected:
     """One selected attribute: ``side`` is the prefix of the input it comes from and
-    ``column`` the operator column it copies."""
+    ``column`` the operator column it copies; or ``expression``, computed over the operator
+    columns of both inputs (``side`` and ``column`` empty)."""
 
     name: str
     type: AttrType
     side: str
     column: str
+    expression: Node | None = None
 
 
 def state_of(source: Source, sources: Sequence[Source]) -> int | None:
@@ -72,11 +74,21 @@ class OperatorColumns:
             return None if side is None else self.column(side, resolved.attribute)
         return column_of
 
-    def selection(self, info: QueryInfo) -> tuple[Selected, ...] | None:
-        """The query's selection when it is plain attributes of the inputs, else None."""
+    def selection(self, info: QueryInfo,
+                  type_of: Callable[[ast.Expression], AttrType] | None = None
+                  ) -> tuple[Selected, ...] | None:
+        """The query's selection when it is plain attributes of the inputs (or, given
+        ``type_of``, expressions the columnar evaluator computes), else None
+        (NotColumnar: an expression it does not compute)."""
         selected = []
         for item, out in zip(info.query.selector.attributes or (), info.outputs):
             expr = item.expression
+            if type_of is not None and not isinstance(expr, ast.Variable):
+                node = compile_columnar(expr, type_of, self.resolver(info.scope))
+                if node.type is not out.type:
+                    return None
+                selected.append(Selected(out.name, out.type, "", "", node))
+                continue
             if not isinstance(expr, ast.Variable) or expr.stream_index is not None:
                 return None
             resolved = info.scope.resolve(expr)

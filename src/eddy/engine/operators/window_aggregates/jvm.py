@@ -32,6 +32,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, StructType
 
+from eddy.engine.operators.columnar_expressions import EXPIRED, POSITION
 from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.state_keys import hash_bucket
@@ -45,11 +46,9 @@ from eddy.engine.operators.window_aggregates.plan import (
 )
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
-    EXPIRED,
     FIRING,
     LIMITER,
     PASS,
-    POSITION,
     TIMER,
     operator_rows,
     output_writer,

@@ -21,6 +21,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from eddy.engine.compile.native_queries import spark_compiler
+from eddy.engine.operators.columnar_expressions import EXPIRED, POSITION
 from eddy.engine.operators.operator_part import (
     KEY,
     OperatorPart,
@@ -50,8 +51,6 @@ from eddy.runtime.query_builder import UnsupportedQuery
 
 EVENT = "_event"  # the row is not an on-demand query
 PASS = "_pass"    # the row is an event of the query's stream that passes the filters
-POSITION = "_i"
-EXPIRED = "_x"   # the output is an expired event
 TIMER = "_timer"  # the window's timer emitted it
 FIRING = "_n"  # which of the timers due at its row emitted it (eddy's Java timeBatch)
 LIMITER = "_r"  # the rate limit's own timer released it (eddy's Java operator)

@@ -1,5 +1,6 @@
-"""A vectorised operator for inner joins of two length windows (DESIGN.md §4): each
-arriving event's matches are a run of the other side's window, found by binary search.
+"""A vectorised operator for joins of length and time windows (inner, outer, unidirectional,
+self joins; DESIGN.md §4): each event a window emits matches a run of the other side's
+window, found by binary search.
 
 :mod:`.plan` says which joins qualify, :mod:`.matching` computes the joined events and
 :mod:`.spark` puts the operator into a group's Spark plan.

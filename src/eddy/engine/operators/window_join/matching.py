@@ -20,12 +20,20 @@ with its timers pending, as such batches leave it) every event with ``ts + t <= 
 gone by then, so ``head`` is one binary search of the side's timestamps. Any other batch
 follows the queue, the clock and the timers row by row (:func:`_walk_heads`) — cheap
 integer steps; the matching stays columnar.
+
+What else a window emits joins the same way (:class:`_Pieces`): a length window's arrival
+number ``c`` pushes out event ``c - n``, emitted as expired (stamped with the clock) just
+before the arrival, with the same run of the other side to join; a side without a window
+(length 0) emits its arrival and then the arrival's expired copy. An outer side's event
+with no match is emitted once with nulls for the other side; a ``unidirectional`` join's
+other side only fills its window. A self join reads each event as two rows, the left side's
+first, as the reference's receiver hands it to the left side and then the right one.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -33,6 +41,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from eddy.engine.operators.columnar_expressions import (
+    EXPIRED,
     Values,
     column_values,
     concat,
@@ -45,6 +54,7 @@ from eddy.engine.operators.columnar_expressions import (
 )
 from eddy.engine.operators.window_join.plan import LEFT, RIGHT, WindowJoinSpec
 from eddy.engine.spark.row_layout import SEQ, TS
+from eddy.lang.ast import AttrType
 
 __all__ = ["PASSES", "SIDE", "TICK", "Windows", "process"]
 
@@ -78,10 +88,13 @@ class Windows:
 
 def process(spec: WindowJoinSpec, windows: Windows,
             frame: pd.DataFrame) -> tuple[pd.DataFrame, Windows]:
-    """The batch's joined events (``_seq``, ``_ts``, ``_i`` and ``o<i>`` per selected
-    attribute, in emission order) and the windows after it. ``frame`` holds the rows in
-    ``_seq`` order with ``_side`` and the spec's columns; with a time window also the rows
-    that only move the clock (heartbeats, events failing ``_passes``)."""
+    """The batch's joined events (``_seq``, ``_ts``, ``_i``, with expired events ``_x``, and
+    ``o<i>`` per selected attribute, in emission order) and the windows after it. ``frame``
+    holds the rows in ``_seq`` order (a self join's two rows of an event, left side first)
+    with ``_side`` and the spec's physical columns; when the spec is
+    :attr:`~WindowJoinSpec.clocked` also the rows that only move the clock (the group's
+    other rows, heartbeats, events failing ``_passes``)."""
+    frame = _in_order(frame)
     kinds = dict(spec.columns)
     side = frame[SIDE].to_numpy(np.int64)
     ts = frame[TS].to_numpy(np.int64)
@@ -89,15 +102,17 @@ def process(spec: WindowJoinSpec, windows: Windows,
     if PASSES in frame:
         entering &= frame[PASSES].to_numpy(bool)
     rows = [np.flatnonzero(entering & (side == s)) for s in (0, 1)]
-    names = [[c for c in kinds if c.startswith(prefix)] for prefix in (LEFT, RIGHT)]
+    physical = dict(spec.physical)
     events: list[dict[str, Values]] = []
-    for s in (0, 1):
+    for s, prefix in enumerate((LEFT, RIGHT)):
         kept = windows.columns[s]
+        names = [c for c in kinds if c.startswith(prefix)]
         if not kept:
             kept = {c: Values(np.empty(0, dtype_of(kinds[c])), np.empty(0, bool))
-                    for c in names[s]}
-        events.append({c: concat(kept[c], column_values(frame[c].iloc[rows[s]], kinds[c]))
-                       for c in names[s]})
+                    for c in names}
+        events.append({c: concat(kept[c], column_values(frame[physical[c]].iloc[rows[s]],
+                                                        kinds[c]))
+                       for c in names})
     times = [np.concatenate([windows.times[s], ts[rows[s]]]) for s in (0, 1)]
     held = list(windows.sizes)
     totals = [held[s] + len(rows[s]) for s in (0, 1)]
@@ -109,20 +124,92 @@ def process(spec: WindowJoinSpec, windows: Windows,
                         [events[0][a] for a, _ in spec.keys],
                         [events[1][b] for _, b in spec.keys])
     group = [groups[:totals[0]], groups[totals[0]:]]
-    found = [_matches(spec, s, rows, group, before, heads, held, events) for s in (0, 1)]
-    trigger = np.concatenate([f[0] for f in found])  # batch rows
-    left_at = np.concatenate([held[0] + np.searchsorted(rows[0], found[0][0]), found[1][1]])
-    right_at = np.concatenate([found[0][1], held[1] + np.searchsorted(rows[1], found[1][0])])
-    partner = np.concatenate([found[0][1], found[1][1]])
-    order = np.lexsort((partner, trigger))
-    trigger, left_at, right_at = trigger[order], left_at[order], right_at[order]
-    outputs = _outputs(spec, frame, trigger, (left_at, right_at), events)
+    clock = np.maximum.accumulate(np.concatenate([[windows.clock], ts]))[1:]
+    pieces = [_Pieces.join(spec, s, rows, group, before, heads, events, expired, ts, clock)
+              for s in (0, 1) if spec.triggers[s] for expired in _kinds(spec)]
+    found = _Pieces.merge(pieces)
+    outputs = output_frame(frame[SEQ].to_numpy(np.int64), found.stamps, found.rows,
+                           _selected(spec, found, events), by_seq=True)
+    if spec.events != "current":
+        outputs.insert(3, EXPIRED, found.expired)  # the schema's place (output_schema)
     last = [np.arange(after.heads[s], totals[s]) for s in (0, 1)]
     kept_windows = Windows([{c: take(v, last[s]) for c, v in events[s].items()}
                             for s in (0, 1)], [len(last[0]), len(last[1])],
                            [times[s][last[s]] for s in (0, 1)], after.clock, after.last,
                            after.timers)
     return outputs, kept_windows
+
+
+def _in_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a self join's two rows of an event left side first (batch_frame sorts
+    by ``_seq`` alone)."""
+    seq = frame[SEQ].to_numpy(np.int64)
+    if len(seq) < 2 or (seq[1:] > seq[:-1]).all():
+        return frame
+    order = np.lexsort((frame[SIDE].to_numpy(np.int64), seq))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def _kinds(spec: WindowJoinSpec) -> tuple[bool, ...]:
+    """Which of a window's events join: current ones (False), expired ones (True)."""
+    return {"current": (False,), "expired": (True,), "all": (False, True)}[spec.events]
+
+
+@dataclass
+class _Pieces:
+    """Joined events: the batch row that caused each, its time, its place among that row's
+    pieces (``rank``), the triggering side's and the other side's event numbers (``own``,
+    ``partner``; -1: none, an outer side's nulls), and whether it is expired."""
+
+    rows: Array
+    stamps: Array
+    rank: Array
+    own: Array
+    partner: Array
+    left: Array  # whether the left side triggered
+    expired: Array
+
+    @staticmethod
+    def join(spec: WindowJoinSpec, s: int, rows: list[Array], group: list[Array],
+             before: list[Array], heads: list[Array], events: list[dict[str, Values]],
+             expired: bool, ts: Array, clock: Array) -> _Pieces:
+        """The events side ``s``'s window emits (current ones, or the expired ones its
+        arrivals push out of a length window, stamped with the clock) joined with the other
+        side's window. A length window emits the expired event before the arrival, an empty
+        one (no window) after it."""
+        triggers = rows[s]
+        own = before[s][triggers]
+        start, stop = heads[s], before[1 - s][triggers]
+        size = spec.windows[s][1]
+        if expired:
+            out = own >= size  # the arrival pushes the event ``size`` before it out
+            triggers, own, start, stop = triggers[out], own[out] - size, start[out], stop[out]
+        second = spec.events == "all" and (size == 0) == expired
+        which, partner = _matches(spec, s, group, own, start, stop, events)
+        if spec.outer[s]:
+            alone = np.setdiff1d(np.arange(len(triggers)), which)
+            which = np.concatenate([which, alone])
+            partner = np.concatenate([partner, np.full(len(alone), -1, np.int64)])
+        batch_rows = triggers[which]
+        return _Pieces(batch_rows, (clock if expired else ts)[batch_rows],
+                       np.full(len(which), int(second)), own[which], partner,
+                       np.full(len(which), s == 0), np.full(len(which), expired))
+
+    @staticmethod
+    def merge(pieces: list[_Pieces]) -> _Pieces:
+        """All pieces in emission order: by batch row, then rank, then the partner's place in
+        its window (an outer side's unmatched event has one piece)."""
+        if not pieces:
+            none = np.empty(0, np.int64)
+            return _Pieces(none, none, none, none, none, none.astype(bool), none.astype(bool))
+        joined = _Pieces(*(np.concatenate([getattr(p, f.name) for p in pieces])
+                           for f in fields(_Pieces)))
+        order = np.lexsort((joined.partner, joined.rank, joined.rows))
+        return _Pieces(*(getattr(joined, f.name)[order] for f in fields(_Pieces)))
+
+    def numbers(self, s: int) -> Array:
+        """Side ``s``'s event number of each piece (-1: none)."""
+        return np.where(self.left == (s == 0), self.own, self.partner)
 
 
 @dataclass
@@ -237,37 +324,45 @@ def _walk_heads(spec: WindowJoinSpec, windows: Windows, ts: Array, rows: list[Ar
     return heads, _After(head, clock, last, [list(timers[s]) for s in (0, 1)])
 
 
-def _matches(spec: WindowJoinSpec, trigger_side: int, rows: list[Array], group: list[Array],
-             before: list[Array], heads: list[Array], held: list[int],
-             events: list[dict[str, Values]]) -> tuple[Array, Array]:
-    """(batch row of each triggering event, number of its partner in the other side's
-    sequence) for every pair an event of ``trigger_side`` joins, residual included."""
+def _matches(spec: WindowJoinSpec, trigger_side: int, group: list[Array], own: Array,
+             start: Array, stop: Array, events: list[dict[str, Values]]) -> tuple[Array, Array]:
+    """(which trigger, number of its partner in the other side's sequence) for every pair
+    a triggering event (its number ``own`` on ``trigger_side``) makes with the other side's
+    events ``start`` to ``stop`` (what that window holds), residual included."""
     other = 1 - trigger_side
-    triggers = rows[trigger_side]
-    trigger_group = group[trigger_side][held[trigger_side] + np.arange(len(triggers))]
-    count = before[other][triggers]
+    trigger_group = group[trigger_side][own]
     width = np.int64(len(group[other]) + 1)
     order = np.argsort(group[other], kind="stable")  # by (group, number)
     keys = group[other][order] * width + order
-    start = np.searchsorted(keys, trigger_group * width + heads[trigger_side], side="left")
-    stop = np.searchsorted(keys, trigger_group * width + count, side="left")
-    sizes = np.where(trigger_group >= 0, np.maximum(stop - start, 0), 0)
-    which = np.repeat(np.arange(len(triggers)), sizes)
+    first = np.searchsorted(keys, trigger_group * width + start, side="left")
+    last = np.searchsorted(keys, trigger_group * width + stop, side="left")
+    sizes = np.where(trigger_group >= 0, np.maximum(last - first, 0), 0)
+    which = np.repeat(np.arange(len(own)), sizes)
     offsets = np.arange(len(which)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    partner = order[start[which] + offsets]
-    batch_rows = triggers[which]
+    partner = order[first[which] + offsets]
     if spec.residual is not None and len(which):
-        own = held[trigger_side] + which
-        columns = {c: take(v, own) for c, v in events[trigger_side].items()}
+        columns = {c: take(v, own[which]) for c, v in events[trigger_side].items()}
         columns.update({c: take(v, partner) for c, v in events[other].items()})
         accepted = truthy(evaluate(spec.residual, columns, len(which)))
-        batch_rows, partner = batch_rows[accepted], partner[accepted]
-    return batch_rows, partner
+        which, partner = which[accepted], partner[accepted]
+    return which, partner
 
 
-def _outputs(spec: WindowJoinSpec, frame: pd.DataFrame, trigger: Array,
-             at: tuple[Array, Array], events: list[dict[str, Values]]) -> pd.DataFrame:
-    sides = [0 if o.side == LEFT else 1 for o in spec.selected]
-    return output_frame(frame[SEQ].to_numpy(np.int64), frame[TS].to_numpy(np.int64), trigger,
-                        [(take(events[s][o.column], at[s]), o.type)
-                         for s, o in zip(sides, spec.selected)])
+def _selected(spec: WindowJoinSpec, found: _Pieces,
+              events: list[dict[str, Values]]) -> list[tuple[Values, AttrType]]:
+    """The selected values of each joined event (an outer side's missing event: nulls)."""
+    columns: dict[str, Values] = {}
+    for s in (0, 1):
+        at = found.numbers(s)
+        columns.update({c: _take_or_null(v, at) for c, v in events[s].items()})
+    return [(evaluate(o.expression, columns, len(found.rows)) if o.expression is not None
+             else columns[o.column], o.type) for o in spec.selected]
+
+
+def _take_or_null(values: Values, index: Array) -> Values:
+    """The values at ``index``, null where it is -1."""
+    missing = index < 0
+    if not missing.any():
+        return take(values, index)
+    padded = concat(values, Values(np.zeros(1, values.values.dtype), np.ones(1, bool)))
+    return take(padded, np.where(missing, len(values.values), index))

@@ -1,14 +1,18 @@
 """Which joins the vectorised window join runs, and what it needs to know.
 
-The shape is ``from L[f]#window.length(n) join R[g]#window.time(t) on c select <L/R
-attributes> insert into Out`` — each window ``length`` or ``time``, an inner join of two
-different streams (not a table, named window or aggregation), no
-``unidirectional``, no partition in the app. ``c``
-is split as a pattern's condition is (:mod:`eddy.engine.operators.followed_by.plan`):
+The shape is ``from L[f]#window.length(n) [unidirectional] [left|right|full outer] join
+R[g]#window.time(t) on c select <expressions of L and R> insert into Out`` — each side a
+stream (not a table, named window or aggregation) with filters and then a ``length`` or
+``time`` window or none (a side without a window holds nothing, as the reference's empty
+window: it is a length window of 0), no partition in the app, no aggregate. Both sides may
+read the same stream (a self join: each event reaches the left side and then the right one).
+``c`` is split as a pattern's condition is (:mod:`eddy.engine.operators.followed_by.plan`):
 ``L.a == R.b`` equalities of integral, string or bool attributes become the match key, the rest
 runs as numpy columns. Filters before the windows run in Spark SQL (an event they drop never
-enters the window). Only current events are inserted, so a window's expired events, which the
-reference also joins, produce nothing here.
+enters the window). A window's expired events join too (``insert expired|all events``) when
+both windows are length windows: a length window's events expire on its own side's arrivals,
+whose place in the input is known; a time window's on the clock's timers, which the operator
+does not replay.
 """
 
 from __future__ import annotations
@@ -37,7 +41,11 @@ class WindowJoinSpec:
     ``windows`` are the two windows, ``("length", n)`` or ``("time", ms)``, ``columns``
     the operator's attribute columns (``l<i>``/``r<i>``) with their types, ``keys`` the
     (left, right) column pairs that must be equal, ``residual`` the rest of the ``on``
-    condition."""
+    condition, ``physical`` the row column each operator column is read from (a self join
+    reads one for both sides), ``triggers`` and ``outer`` per side whether its events join
+    (not the other side's ``unidirectional``) and whether one without a match is emitted with
+    nulls for the other side, ``events`` the kinds inserted (``current``, ``expired``,
+    ``all``)."""
 
     windows: tuple[tuple[str, int], tuple[str, int]]
     columns: tuple[tuple[str, AttrType], ...]
@@ -45,6 +53,16 @@ class WindowJoinSpec:
     residual: Node | None
     selected: tuple[Selected, ...]
     order_prefix: tuple[int, ...]
+    physical: tuple[tuple[str, str], ...]
+    triggers: tuple[bool, bool]
+    outer: tuple[bool, bool]
+    events: str
+
+    @property
+    def clocked(self) -> bool:
+        """Whether the operator reads the group's clock: a time window expires on it, and an
+        expired event is stamped with it."""
+        return self.events != "current" or any(kind == "time" for kind, _ in self.windows)
 
 
 @dataclass(frozen=True)
@@ -67,22 +85,23 @@ def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     info = rest[0]
     query, selector = info.query, info.query.selector
     join = query.input
-    if not (isinstance(join, ast.JoinInputStream) and not join.is_outer
-            and join.unidirectional is None and not join.within and join.per is None
+    if not (isinstance(join, ast.JoinInputStream) and not join.within and join.per is None
             and isinstance(query.output, ast.InsertIntoStream)
-            and info.target_kind == "stream" and query.output.event_type == "current"
-            and query.output_rate is None and not selector.group_by
-            and selector.having is None and not selector.order_by
+            and info.target_kind == "stream" and query.output_rate is None
+            and not selector.group_by and selector.having is None and not selector.order_by
             and selector.limit is None and selector.offset is None
             and selector.attributes is not None and not info.aggregates):
         return None
     sides = (join.left, join.right)
     inputs = dict(layout.streams)
-    if join.left.stream == join.right.stream or len(info.scope.sources) != 2 or \
-            any(s.stream not in inputs for s in sides):
+    if len(info.scope.sources) != 2 or any(s.stream not in inputs for s in sides) or \
+            any(source.kind != "stream" for source in info.scope.sources):
         return None
     windows = [_window(side) for side in sides]
     if windows[0] is None or windows[1] is None:
+        return None
+    if query.output.event_type != "current" and \
+            any(kind != "length" for kind, _ in (windows[0], windows[1])):
         return None
     try:
         return _plan(analyzed, info, join, (windows[0], windows[1]))
@@ -92,10 +111,13 @@ def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
 
 def _window(side: ast.SingleInputStream) -> tuple[str, int] | None:
     """``("length", n)`` or ``("time", ms)`` of a side that is filters then
-    ``#window.length(n)`` or ``#window.time(t)``, else None."""
-    if side.inner or side.fault or not side.handlers:
+    ``#window.length(n)`` or ``#window.time(t)``, ``("length", 0)`` of one that is filters
+    alone, else None."""
+    if side.inner or side.fault:
         return None
-    *filters, window = side.handlers
+    *filters, window = side.handlers or (None,)
+    if window is None or isinstance(window, ast.Filter):
+        return ("length", 0) if all(isinstance(h, ast.Filter) for h in side.handlers) else None
     if not (isinstance(window, ast.Window) and window.namespace is None
             and window.name in ("length", "time") and len(window.args) == 1
             and all(isinstance(f, ast.Filter) for f in filters)):
@@ -121,13 +143,17 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
             continue
         node = compile_columnar(part, analyzed.type_of, column_of)
         residual = node if residual is None else Node("and", AttrType.BOOL, (residual, node))
-    selected = named.selection(info)
+    selected = named.selection(info, analyzed.type_of)
     if selected is None:
         return None
     filters = tuple(tuple(h.expression for h in side.handlers if isinstance(h, ast.Filter))
                     for side in (join.left, join.right))
+    outer = {"left outer join": (True, False), "right outer join": (False, True),
+             "full outer join": (True, True)}.get(join.join_type, (False, False))
     spec = WindowJoinSpec(windows, tuple(named.types.items()), tuple(keys), residual,
-                          selected, (1, info.index, 0, 0))
+                          selected, (1, info.index, 0, 0), tuple(named.physical.items()),
+                          (join.unidirectional != "right", join.unidirectional != "left"),
+                          outer, info.query.output.event_type)
     return WindowJoinPlan(info, (join.left.stream, join.right.stream),
                           (filters[0], filters[1]), named.attributes, spec)
 

@@ -2,10 +2,12 @@
 around :func:`.matching.process`.
 
 The windows are global (as in the reference), so the operator keeps one state key; the
-rows it reads are narrowed to the two streams and the columns it uses, and the filters
-before each window are evaluated in the JVM. With two length windows only the events that
-pass them are read; a time window also needs every row that moves the clock — the events
-that fail their filter and live mode's heartbeats — marked as such.
+rows it reads are narrowed to the columns it uses, and the filters before each window are
+evaluated in the JVM. With two length windows into current events only the events that
+pass them are read; a time window, or an expired event's time, also needs every row that
+moves the group's clock — the events that fail their filter, the group's other streams and
+live mode's heartbeats — marked as such. A self join reads each of its stream's rows twice,
+once per side.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from eddy.engine.operators.columnar_operator import (
 from eddy.engine.operators.operator_part import KEY, OperatorPart, run_alone
 from eddy.engine.operators.window_join.matching import PASSES, SIDE, TICK, Windows, process
 from eddy.engine.operators.window_join.plan import WindowJoinPlan
-from eddy.engine.spark.row_layout import SEQ, STREAM, TICK_STREAM, TS, InputLayout
+from eddy.engine.spark.row_layout import SEQ, STORE_STREAM, STREAM, TS, InputLayout
 from eddy.lang.semantic import AnalyzedApp
 
 
@@ -41,21 +43,25 @@ def window_join_part(analyzed: AnalyzedApp, plan: WindowJoinPlan, source: DataFr
               for side, stream in enumerate(plan.streams)]
     columns = [attribute_column(layout, stream, name).alias(column)
                for column, (stream, name) in plan.attributes.items()]
-    if all(kind == "length" for kind, _ in spec.windows):
-        rows = (source.where(((F.col(STREAM) == left) & passes[0])
-                             | ((F.col(STREAM) == right) & passes[1]))
-                .select(SEQ, TS, (F.col(STREAM) == right).cast("int").alias(SIDE), *columns))
+    stream = F.col(STREAM)
+    if left == right:  # a self join: each event once per side, the left one first
+        side = F.explode(F.when(stream == left, F.array(F.lit(0), F.lit(1)))
+                         .otherwise(F.array(F.lit(TICK))))
     else:
-        clock = [TICK_STREAM] if TICK_STREAM in dict(layout.streams) else []
-        side = F.when(F.col(STREAM) == left, 0).when(F.col(STREAM) == right, 1) \
-            .otherwise(TICK)
-        entering = F.when(F.col(STREAM) == left, passes[0]) \
-            .when(F.col(STREAM) == right, passes[1])
-        rows = (source.where(F.col(STREAM).isin(left, right, *clock))
-                .select(SEQ, TS, side.alias(SIDE),
-                        F.coalesce(entering, F.lit(False)).alias(PASSES), *columns))
+        side = F.when(stream == left, 0).when(stream == right, 1).otherwise(TICK)
+    rows = (source.where(stream.isin(left, right) if not spec.clocked
+                         else stream != STORE_STREAM)
+            .select(SEQ, TS, side.alias(SIDE), passes[0].alias("_p0"), passes[1].alias("_p1"),
+                    *columns))
+    entering = F.when(F.col(SIDE) == 0, F.col("_p0")).when(F.col(SIDE) == 1, F.col("_p1")) \
+        .otherwise(F.lit(False))
+    if not spec.clocked:  # length windows into current events: the passing events alone
+        rows = rows.where(entering).drop("_p0", "_p1")
+    else:  # every row moves the clock but an on-demand query's (the runtime's alone)
+        rows = rows.withColumn(PASSES, entering).drop("_p0", "_p1")
     return columnar_part(rows.withColumn(KEY, F.lit(0)), process, spec, Windows, plan.info,
-                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)
+                         [(o.name, o.type) for o in spec.selected], spec.order_prefix,
+                         expired=spec.events != "current")
 
 
 def join_compiles_in_spark(analyzed: AnalyzedApp, plan: WindowJoinPlan) -> bool:

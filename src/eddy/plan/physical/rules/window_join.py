@@ -3,16 +3,17 @@
 Applies to each query left after rules 1–3 that stands alone in its group
 (:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
 aggregation, which stay with the runtime), when the app has no partition, and the query is
-an inner join of two different streams'
-``length``/``time`` windows (no ``unidirectional``) selecting attributes of both sides into
-a stream (:mod:`eddy.engine.operators.window_join` builds the kernel and says whether it can: the
-``on`` condition must split into equality keys and numpy columns, the filters must compile
-to Spark SQL).
+a join (inner, outer, ``unidirectional``, a self join) of two streams' ``length``/``time``
+windows or no window, selecting expressions of both sides, no aggregate, into a stream
+(:mod:`eddy.engine.operators.window_join` builds the kernel and says whether it can: the
+``on`` condition and the selection must compile to numpy columns, the filters to Spark SQL,
+and expired events are inserted only from length windows).
 
-Exact because each arriving event is joined with the other window's contents at its place
-in the input, as the reference does, and only current events are inserted; a standalone query's
-outputs depend on the group's input rows alone. State: one key
-(the two windows are global).
+Exact because each event a window emits is joined with the other window's contents at its
+place in the input, as the reference does: a window is a FIFO run of its side's events, and
+a length window's expired event is the one its side's arrival pushes out; a standalone
+query's outputs depend on the group's input rows alone. State: one key (the two windows are
+global).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from eddy.plan.physical.model import ONE_KEY, QueryChoice
 from eddy.plan.physical.planner import Planning
 
 NAME = "window-join"
+REASON = "it joins length/time windows or streams, matched by key and window position"
 
 
 def apply(planning: Planning) -> None:
@@ -30,5 +32,4 @@ def apply(planning: Planning) -> None:
     for info in planning.pending:
         if planning.standalone(info) and planning.facts.window_join(
                 planning.analyzed, info, planning.sources.streams):
-                planning.choose(QueryChoice(info.id, "window-join", ONE_KEY, NAME,
-                                        "it joins two length/time windows on equality keys"))
+            planning.choose(QueryChoice(info.id, "window-join", ONE_KEY, NAME, REASON))
