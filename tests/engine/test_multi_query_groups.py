@@ -75,6 +75,30 @@ insert into DevicesStream;
 """, {"batch": SLIDING, "avg": SLIDING, "expiring": SLIDING,
       "expiring-max": "jvm-window-aggregate" if JVM else "runtime", "distinct": "runtime",
       "other": "spark-sql"}),
+    # Stateless queries reading a stateful query's output (its expired events too), tails of
+    # tails, and tails of eddy's Java operators, a Python operator and the runtime.
+    "chains": ("@app:playback\n" + TEMP + """
+define stream OtherStream (roomNo int);
+@info(name = 'avg') from TempStream#window.time(1 sec)
+select roomNo, avg(temp) as avgTemp group by roomNo insert all events into AvgStream;
+@info(name = 'hot') from AvgStream[avgTemp > 30.0] select roomNo, avgTemp * 2 as doubled
+insert into HotStream;
+@info(name = 'hotter') from HotStream[doubled > 70.0] select roomNo insert into Hotter;
+@info(name = 'cold') from AvgStream[avgTemp < 25.0] select roomNo insert into Cold;
+@info(name = 'rise')
+from every e1=TempStream -> e2=TempStream[e1.roomNo == roomNo and e1.temp < temp] within 2 sec
+select e1.roomNo, e2.temp insert into Rises;
+@info(name = 'big-rise') from Rises[temp > 40.0] select roomNo insert into BigRises;
+@info(name = 'pairs') from TempStream#window.length(3) as a join OtherStream#window.length(2) as b
+on a.roomNo == b.roomNo select a.roomNo, a.temp insert into Pairs;
+@info(name = 'hot-pairs') from Pairs[temp > 30.0] select roomNo insert into HotPairs;
+@info(name = 'sessions') from TempStream#window.session(1 sec)
+select roomNo, count() as n insert into Sessions;
+@info(name = 'busy') from Sessions[n > 2] select roomNo insert into Busy;
+""", {"avg": SLIDING, "hot": "spark-sql-tail", "hotter": "spark-sql-tail",
+      "cold": "spark-sql-tail", "rise": "jvm-followed-by" if JVM else "followed-by",
+      "big-rise": "spark-sql-tail", "pairs": "window-join", "hot-pairs": "spark-sql-tail",
+      "sessions": "runtime", "busy": "runtime"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]
@@ -161,9 +185,27 @@ def test_group_equals_the_runtime(name: str, spark: Any) -> None:
     @settings(max_examples=4, deadline=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture,
                                      HealthCheck.too_slow])
-    @given(inputs(two_streams=name == "clock"))
+    @given(inputs(two_streams=name in ("clock", "chains")))
     def check_example(example: tuple[list[Event], list[int]]) -> None:
         events, cuts = example
         assert by_spark(spark, app, events, cuts) == by_runtime(app, events)
 
     check_example()
+
+
+def test_tails_follow_their_producers_emission(spark: Any) -> None:
+    """A timer's one emission of many expired averages (eight rooms' events leave the window
+    at once), each followed by its tails' outputs only after the whole emission, as the
+    reference's junction hands the emission on: the tails' order paths, not just their
+    values, must be the runtime's."""
+    app, expected = APPS["chains"]
+    analyzed = check(app)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert plan.choice("hot").operator == expected["hot"] == "spark-sql-tail"
+    events: list[Event] = [(seq, 1_000 + seq + 600 * (seq // 8), "TempStream",
+                            (seq, seq % 8, 31.0 + seq)) for seq in range(16)]
+    events.append((16, 2_300, "TempStream", (0, 0, 20.0)))
+    outputs = by_spark(spark, app, events, [5])
+    assert outputs == by_runtime(app, events)
+    last = [o[1] for o in outputs if o[0] == 16]  # the timer's expired averages, then theirs
+    assert last[:24] == ["avg"] * 8 + ["hot"] * 8 + ["hotter"] * 8, last

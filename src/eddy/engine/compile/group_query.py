@@ -22,13 +22,19 @@ and the batch-window operator, so timers fire on the wall clock without new even
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from eddy.engine.compile.app_check import check_app
-from eddy.engine.compile.native_queries import compile_native, native_plan
+from eddy.engine.compile.native_queries import (
+    NativePlan,
+    compile_native,
+    native_plan,
+    with_tails,
+)
 from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
@@ -62,7 +68,7 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
     streaming query runs natively; False also promises that no on-demand query comes, which
-    lets an aggregation-only group run split by group (the planner's rule 5.1). ``typed``
+    lets an aggregation-only group run split by group (the planner's rule 6.1). ``typed``
     False puts the values of Spark SQL's outputs in ``_data`` too (real-time mode writes
     ``OUTPUT_SCHEMA`` only; its groups have no other operator).
     """
@@ -87,16 +93,22 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
                             source, layout, typed=typed)
     if native is not None:
         frames.append(native)
-    frames += [_jvm_window_aggregate(analyzed, plan.choice(name), source, layout)
+    tails = native_plan(analyzed, plan.ids("spark-sql-tail"))
+    frames += [_tailed(analyzed, _jvm_window_aggregate(analyzed, plan.choice(name), source,
+                                                       layout), [name], tails)
                for name in plan.ids("jvm-window-aggregate")]
-    frames += [_jvm_followed_by(analyzed, plan.choice(name), source, layout)
+    frames += [_tailed(analyzed, _jvm_followed_by(analyzed, plan.choice(name), source, layout),
+                       [name], tails)
                for name in plan.ids("jvm-followed-by")]
+    names = plan.python_operators()
     parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
              else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
                                                           layout)
-             for name in plan.python_operators()]
+             for name in names]
     if parts:
-        frames.append(run_alone(parts[0]) if len(parts) == 1 else run_fused(parts))
+        frames.append(_tailed(analyzed, run_alone(parts[0]) if len(parts) == 1
+                              else run_fused(parts), [n for n in names if n != "runtime"],
+                              tails))
     assert frames, "the planner leaves a group with no operator"
     outputs = frames[0]
     for frame in frames[1:]:  # a query's missing value slots are nulls
@@ -104,6 +116,21 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
     if DATA not in outputs.columns:
         outputs = outputs.withColumn(DATA, F.lit(None).cast("string"))
     return outputs
+
+
+def _tailed(analyzed: AnalyzedApp, frame: DataFrame, queries: Sequence[str],
+            tails: NativePlan) -> DataFrame:
+    """``frame``, the outputs of an operator running ``queries``, with the outputs of the
+    tails reading them (:func:`~eddy.engine.compile.native_queries.with_tails`)."""
+    fed = {analyzed.query(name).target for name in queries}
+    producers = [analyzed.query(name) for name in queries]
+    reached = []
+    for info in tails.queries:  # producers first
+        if info.inputs[0] in fed:
+            reached.append(info)
+            fed.add(info.target)
+    producers = [p for p in producers if any(p.target in t.inputs for t in reached)]
+    return with_tails(analyzed, frame, producers, NativePlan(tuple(reached)))
 
 
 def _disagree(choice: QueryChoice) -> RuntimeError:
@@ -184,7 +211,7 @@ def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
     step = make_aggregation_step(app_text, layout) if vectorised \
         else make_step(app_text, list(ids), layout)
     key: Column
-    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 5.1)
+    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 6.1)
         split = aggregation_split(plan.runtime.key, source, layout)
         source, streams, key = split.source, split.streams, split.key
     else:

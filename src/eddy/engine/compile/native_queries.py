@@ -17,7 +17,7 @@ for a downstream subscriber), so native and runtime outputs merge into the refer
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -27,7 +27,14 @@ from eddy.engine.compile.expressions import SparkExpressionCompiler
 from eddy.engine.compile.scalar_functions import object_to_json
 from eddy.engine.compile.spark_sql_support import script_functions
 from eddy.engine.operators.operator_part import value_columns, writer_frame
-from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, output_field
+from eddy.engine.spark.row_layout import (
+    SEQ,
+    STREAM,
+    TS,
+    InputLayout,
+    output_field,
+    value_slots,
+)
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -106,33 +113,10 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
     """
     if not plan.queries:
         return None
-    frame = source
     names = (f"_n{i}" for i in itertools.count())
-    produced: dict[str, list[_Path]] = {}
-    emitted: list[tuple[Column, dict[str, Column]]] = []
-    for info in plan.queries:
-        stream = info.inputs[0]
-        if stream in produced:
-            inputs = produced[stream]
-        else:  # an external input: its rows of the wide layout
-            keep = next(names)
-            frame = frame.select("*", (F.col(STREAM) == stream).alias(keep))
-            inputs = [_Path(keep, (1,), dict(zip((a.name for a in layout.attributes(stream)),
-                                                layout.columns(stream))))]
-        assert info.target is not None
-        for path in inputs:
-            frame, output = _apply(analyzed, info, frame, path, names)
-            values = value_columns([(F.col(f"`{output.columns[a.name]}`"), a)
-                                    for a in info.outputs], typed=typed)
-            emitted.append((F.col(output.keep), {
-                ORDER: _ints(path.order + (info.index, 0, 0, 0)),
-                "_query": F.lit(info.id), "_target": F.lit(info.target), **values}))
-            produced.setdefault(info.target, []).append(
-                _Path(output.keep, path.order + (info.index, 0, 1), output.columns))
+    frame, emitted = _outputs(analyzed, plan.queries, source, {}, layout, names, typed)
     fields = list(dict.fromkeys(name for _, columns in emitted for name in columns))
-    structs = [F.when(keep, F.struct(*(
-        columns.get(name, F.lit(None)).cast(output_field(name).dataType).alias(name)
-        for name in fields))) for keep, columns in emitted]
+    structs = [F.when(keep, _struct(columns, fields)) for keep, columns in emitted]
     if len(structs) == 1:  # one output: no array to explode
         frame = frame.select(SEQ, TS, structs[0].alias("_out")).where(F.col("_out").isNotNull())
     else:
@@ -143,14 +127,106 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
                                 **{name: F.col(f"_out.{name}") for name in fields}})
 
 
+def with_tails(analyzed: AnalyzedApp, frame: DataFrame, producers: Sequence[QueryInfo],
+               tails: NativePlan) -> DataFrame:
+    """``frame`` (output rows in the writer's schema, from an operator running
+    ``producers``) with the outputs of ``tails`` — native queries reading what the
+    producers insert, and what they insert in turn — after the rows that caused them.
+
+    A producer's output row is an event of its target stream (expired ones too: the
+    reference's junction hands every emitted event on as current) at its order path
+    ``P + (emission, 0, i)``; a tail reached from it gets ``P + (emission, 1, place, …)``
+    and keeps ``i`` as its position (the runtime numbers the tail's own outputs of the
+    emission; ``i`` sorts them alike). Each row becomes itself and its tails' outputs, one
+    exploded array, so the producer's operator runs once."""
+    if not tails.queries:
+        return frame
+    names = (f"_t{i}" for i in itertools.count())
+    entries: dict[str, list[_Path]] = {}
+    head = frame.columns
+    base = F.concat(F.expr(f"slice({ORDER}, 1, size({ORDER}) - 2)"), F.array(F.lit(1)))
+    for info in producers:
+        assert info.target is not None
+        slots = value_slots(list(info.outputs))
+        assert slots is not None, f"{info.id}: a tail reads no object attribute (planner)"
+        keep = next(names)
+        frame = frame.select("*", ((F.col("_query") == info.id)
+                                   & (F.col("_target") == info.target)).alias(keep))
+        entries[info.target] = [_Path(keep, (), dict(zip((a.name for a in info.outputs),
+                                                         slots)),
+                                      base, F.element_at(F.col(ORDER), -1))]
+    frame, emitted = _outputs(analyzed, tails.queries, frame, entries, None, names, True)
+    emitted = [(keep, {SEQ: F.col(SEQ), TS: F.col(TS), "_expired": F.lit(False), **columns})
+               for keep, columns in emitted]
+    fields = list(dict.fromkeys([*head, *(name for _, columns in emitted for name in columns)]))
+    rows = [_struct({name: F.col(name) for name in head}, fields),
+            *(F.when(keep, _struct(columns, fields)) for keep, columns in emitted)]
+    return frame.select(F.explode(F.filter(F.array(*rows), lambda out: out.isNotNull()))
+                        .alias("_out")).select("_out.*")
+
+
+def _struct(columns: dict[str, Column], fields: Sequence[str]) -> Column:
+    """One output as a struct of every one of ``fields`` (nulls where it has none), each
+    cast to the writer's type, so the outputs of several queries share one array."""
+    return F.struct(*(columns.get(name, F.lit(None)).cast(output_field(name).dataType)
+                      .alias(name) for name in fields))
+
+
+def _outputs(analyzed: AnalyzedApp, queries: Sequence[QueryInfo], frame: DataFrame,
+             entries: dict[str, list[_Path]], layout: InputLayout | None,
+             names: Iterator[str], typed: bool
+             ) -> tuple[DataFrame, list[tuple[Column, dict[str, Column]]]]:
+    """``frame`` with the columns of ``queries``' outputs (producers first), and per output
+    the column saying whether the row has one and its writer columns. A query's input is
+    one of ``entries`` or a native query's output, else (with ``layout``) a group input."""
+    produced = {stream: list(paths) for stream, paths in entries.items()}
+    emitted: list[tuple[Column, dict[str, Column]]] = []
+    for info in queries:
+        stream = info.inputs[0]
+        if stream in produced:
+            inputs = produced[stream]
+        else:  # an external input: its rows of the wide layout
+            assert layout is not None, f"{info.id} reads {stream}, which no entry provides"
+            keep = next(names)
+            frame = frame.select("*", (F.col(STREAM) == stream).alias(keep))
+            inputs = [_Path(keep, (1,), dict(zip((a.name for a in layout.attributes(stream)),
+                                                layout.columns(stream))))]
+        assert info.target is not None
+        for path in inputs:
+            frame, output = _apply(analyzed, info, frame, path, names)
+            values = value_columns([(F.col(f"`{output.columns[a.name]}`"), a)
+                                    for a in info.outputs], typed=typed)
+            emitted.append((F.col(output.keep), {
+                ORDER: path.order_of(info.index), "_query": F.lit(info.id),
+                "_target": F.lit(info.target), **values}))
+            produced.setdefault(info.target, []).append(output.downstream(info.index))
+    return frame, emitted
+
+
 @dataclass(frozen=True)
 class _Path:
-    """One way events reach a stream on the source row: the boolean column saying whether
-    this row carries such an event, its ``_order`` so far and its attributes' columns."""
+    """One way events reach a stream on a row: the boolean column saying whether this row
+    carries such an event, its ``_order`` so far (``base``, a column, then ``order``), its
+    attributes' columns, and its position in its emission (``position``; else 0)."""
 
     keep: str
     order: tuple[int, ...]
     columns: dict[str, str]
+    base: Column | None = None
+    position: Column | None = None
+
+    def order_of(self, index: int) -> Column:
+        """The ``_order`` of the output of the query at ``index`` reading this path."""
+        tail = self.order + (index, 0, 0)
+        if self.base is None:
+            return _ints(tail + (0,))
+        return F.concat(self.base, _ints(tail), F.array(
+            self.position if self.position is not None else F.lit(0)))
+
+    def downstream(self, index: int) -> _Path:
+        """The path of what the query at ``index`` emits to its subscribers."""
+        return _Path(self.keep, self.order + (index, 0, 1), self.columns, self.base,
+                     self.position)
 
 
 def _ints(values: tuple[int, ...]) -> Column:
@@ -183,7 +259,7 @@ def _apply(analyzed: AnalyzedApp, info: QueryInfo, frame: DataFrame, path: _Path
             F.when(F.col(keep), _as_column(compiler.compile(a.expression), name))
             .alias(columns[name.name])
             for a, name in zip(info.query.selector.attributes, info.outputs)))
-    return frame, _Path(keep, path.order, columns)
+    return frame, _Path(keep, path.order, columns, path.base, path.position)
 
 
 def _as_column(value: Column, attribute: ast.Attribute) -> Column:

@@ -7,9 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Operator = Literal["spark-sql", "jvm-window-aggregate", "jvm-followed-by", "window-aggregate",
-                   "followed-by", "window-join", "aggregation-step", "runtime"]
-"""``spark-sql``: Catalyst expressions in the JVM; ``jvm-window-aggregate``,
+Operator = Literal["spark-sql", "spark-sql-tail", "jvm-window-aggregate", "jvm-followed-by",
+                   "window-aggregate", "followed-by", "window-join", "aggregation-step",
+                   "runtime"]
+"""``spark-sql``: Catalyst expressions in the JVM (``spark-sql-tail``: over another operator's
+outputs); ``jvm-window-aggregate``,
 ``jvm-followed-by``: eddy's own Java operators (each a stateful operator of its own, no
 Python); ``window-aggregate``, ``followed-by``,
 ``window-join``: vectorised Python operators (numpy over a micro-batch); ``aggregation-step``:
@@ -19,7 +21,8 @@ VECTORISED: tuple[Operator, ...] = ("window-aggregate", "followed-by", "window-j
 """The operators that run one query each in a Python operator of their own."""
 
 OPERATOR_NAMES: dict[Operator, str] = {
-    "spark-sql": "JVM Spark SQL", "jvm-window-aggregate": "JVM window aggregate",
+    "spark-sql": "JVM Spark SQL", "spark-sql-tail": "JVM Spark SQL after another operator",
+    "jvm-window-aggregate": "JVM window aggregate",
     "jvm-followed-by": "JVM followed-by",
     "window-aggregate": "vectorised window aggregate",
     "followed-by": "vectorised followed-by", "window-join": "vectorised window join",

@@ -61,21 +61,52 @@ class Planning:
         """Whether ``info`` can run in an operator of its own beside the group's others: it
         reads only the group's input streams (no query of the group produces them) and no
         table (not even by ``in``), and no other query of the group (nor an aggregation)
-        reads what it inserts.
+        reads what it inserts, but for its :meth:`tails`.
 
         Such a query's outputs depend on the group's input rows alone, and each operator
         sees all of those rows, so running it apart gives the outputs the per-event runtime
         gives, with the same ``_seq`` and ``_order`` (the order path starts with the
         query's place in the app); the writer merges the operators' outputs in that order.
-        A query inside a chain stays with the runtime, which feeds one query's outputs to
-        the next within the micro-batch in the reference order."""
+        A query inside any other chain stays with the runtime, which feeds one query's
+        outputs to the next within the micro-batch in the reference order."""
         produced = {q.target for q in self.analyzed.queries if q.target}
         if any(name in produced or name not in self.sources.streams for name in info.inputs):
             return False
         if self.touches_global_state(info) or info.target in self.aggregation_inputs():
             return False
-        return not any(info.target in q.inputs for q in self.analyzed.queries
-                       if q.id != info.id)
+        return self.tails(info) is not None
+
+    def tails(self, info: QueryInfo) -> list[QueryInfo] | None:
+        """The queries that read what ``info`` inserts, when each is a *tail* of it, else
+        None: a query that only filters and projects ``info``'s stream (which ``info``
+        alone fills, with no ``object`` attribute) in expressions Spark SQL evaluates,
+        touches no table, and whose own output only tails read in turn.
+
+        A tail's events are ``info``'s outputs, each taken as it is emitted, so Spark SQL
+        computes them from the rows of ``info``'s operator, after it, with the order path
+        the runtime gives a subscriber (:mod:`eddy.engine.compile.native_queries`)."""
+        from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
+
+        others = [q for q in self.analyzed.queries if q.id != info.id]
+        readers = [q for q in others if info.target in q.inputs]
+        if not readers:
+            return []
+        if info.target_kind != "stream" or info.target in self.aggregation_inputs() or \
+                any(q.target == info.target for q in others) or \
+                any(a.type is ast.AttrType.OBJECT for a in info.outputs):
+            return None
+        found: list[QueryInfo] = []
+        for reader in readers:
+            if not (stateless_shape(reader) and reader.inputs == (info.target,)
+                    and not self.touches_global_state(reader)
+                    and self.facts.spark_sql_problem(self.analyzed, expressions(reader))
+                    is None):
+                return None
+            further = self.tails(reader)
+            if further is None:
+                return None
+            found += [reader, *further]
+        return found
 
     def aggregation_inputs(self) -> set[str]:
         """The streams the app's aggregations read (:func:`aggregation_inputs`)."""

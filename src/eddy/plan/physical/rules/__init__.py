@@ -8,9 +8,11 @@ from eddy.plan.physical.rules import (
     followed_by,
     runtime,
     spark_sql,
+    tail,
     window_aggregate,
     window_join,
 )
 
-RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join, runtime)
+RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join, tail,
+                                  runtime)
 """Each module has ``NAME`` and ``apply(planning)``."""
