@@ -37,7 +37,12 @@ Apps:
 - ``room-dashboard``: ``#window.time(1 min)`` avg and max by room, ``output last every 5
   sec`` (each room's latest, as a dashboard reads them);
 - ``with-a-table``: the hottest devices upserted into a table (the per-event runtime's),
-  beside a ``#window.time(1 min)`` avg and count by room.
+  beside a ``#window.time(1 min)`` avg and count by room;
+- ``room-alerts``: a filter of plausible readings into a stream, their
+  ``#window.time(1 min)`` avg by room into another, and a filter of that (a chain of three
+  queries inside the group);
+- ``temp-jumps``: a self join of each reading with the room's readings among the last 2,000
+  that were more than 5 degrees colder.
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -153,12 +158,27 @@ update or insert into HotDeviceTable on HotDeviceTable.deviceID == deviceID;
 select roomNo, avg(temp) as avgTemp, count() as readings group by roomNo
 insert into RoomAvgStream;
 """,
+    "room-alerts": "@app:name('RoomAlerts')\n" + TEMP + """
+@info(name = 'valid') from TempStream[temp > -50.0 and temp < 150.0]
+select roomNo, temp insert into ValidTempStream;
+@info(name = 'room-avg') from ValidTempStream#window.time(1 min)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into RoomAvgStream;
+@info(name = 'room-alert') from RoomAvgStream[avgTemp > 35.0]
+select roomNo, avgTemp insert into RoomAlertStream;
+""",
+    "temp-jumps": "@app:name('TempJumps')\n" + TEMP + """
+@info(name = 'temp-jumps')
+from TempStream#window.length(1) as now join TempStream#window.length(2000) as before
+on now.roomNo == before.roomNo and now.temp > before.temp + 5.0
+select now.roomNo, before.temp as was, now.temp as is insert into JumpStream;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
                                   "hot-rooms": None, "device-totals": None,
                                   "minute-batches": None, "room-partitions": None,
-                                  "room-dashboard": None, "with-a-table": None}
+                                  "room-dashboard": None, "with-a-table": None,
+                                  "room-alerts": None, "temp-jumps": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""

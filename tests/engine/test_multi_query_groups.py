@@ -99,6 +99,24 @@ select roomNo, count() as n insert into Sessions;
       "cold": "spark-sql-tail", "rise": "jvm-followed-by" if JVM else "followed-by",
       "big-rise": "spark-sql-tail", "pairs": "window-join", "hot-pairs": "spark-sql-tail",
       "sessions": "runtime", "busy": "runtime"}),
+    # Stateful queries reading what a filter inserts (a projection, a rename, ``select *``),
+    # a second filter on the way, and a tail after one of them; 'cold' reads TempStream
+    # after 'warm' and before the queries 'warm' feeds, whose outputs come first.
+    "heads": ("@app:playback\n" + TEMP + """
+@info(name = 'warm') from TempStream[temp > 20.0] select roomNo, temp as t, deviceID
+insert into Warm;
+@info(name = 'cold') from TempStream[temp < 25.0] select * insert into Cold;
+@info(name = 'warm-avg') from Warm#window.time(1 sec)
+select roomNo, avg(t) as avgT group by roomNo insert all events into WarmAvg;
+@info(name = 'warm-max') from Warm[t < 45.0]#window.length(4) as w
+select w.roomNo, max(w.t) as top insert into WarmMax;
+@info(name = 'alert') from WarmAvg[avgT > 35.0] select roomNo insert into Alert;
+@info(name = 'cold-count') from Cold#window.lengthBatch(3) select count() as n, roomNo
+insert into ColdCount;
+""", {"warm": "spark-sql" if JVM else "runtime", "warm-avg": SLIDING,
+      "warm-max": "jvm-window-aggregate" if JVM else "runtime", "alert": "spark-sql-tail",
+      "cold": "spark-sql" if JVM else "runtime",
+      "cold-count": "jvm-window-aggregate" if JVM else "runtime"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]

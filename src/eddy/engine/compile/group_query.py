@@ -23,6 +23,7 @@ and the batch-window operator, so timers fire on the wall clock without new even
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
@@ -54,12 +55,13 @@ from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
 from eddy.engine.operators.window_join import plan_window_join, window_join_part
 from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
+from eddy.plan.physical.heads import compose, entry, producer
 from eddy.plan.physical.planner import aggregation_inputs
 from eddy.runtime.table import build_tables
 from eddy.store.aggregation_settings import worker_environment
 
 if TYPE_CHECKING:
-    from eddy.lang.semantic import AnalyzedApp
+    from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
 def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
                   *, on_demand: bool = True, typed: bool = True) -> DataFrame:
@@ -145,21 +147,39 @@ def _buckets(choice: QueryChoice) -> int:
 
 def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                       layout: InputLayout) -> OperatorPart:
-    info = analyzed.query(choice.query)
-    window = plan_window_aggregate(analyzed, [info], layout)
+    app, info, start = _window_query(analyzed, choice, layout)
+    window = plan_window_aggregate(app, [info], layout)
     if window is None:
         raise _disagree(choice)
-    return window_aggregate_part(analyzed, window, source, layout, buckets=_buckets(choice))
+    return window_aggregate_part(app, replace(window, entry=start), source, layout,
+                                 buckets=_buckets(choice))
 
 
 def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                           layout: InputLayout) -> DataFrame:
     """The query in eddy's Java operator (:mod:`eddy.engine.operators.window_aggregates.jvm`)."""
-    window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout, jvm=True)
+    app, info, start = _window_query(analyzed, choice, layout)
+    window = plan_window_aggregate(app, [info], layout, jvm=True)
     if window is None:
         raise _disagree(choice)
-    return _in_jvm(choice, jvm_window_aggregate(analyzed, window, source, layout,
-                                                buckets=_buckets(choice)))
+    return _in_jvm(choice, jvm_window_aggregate(app, replace(window, entry=start), source,
+                                                layout, buckets=_buckets(choice)))
+
+
+def _window_query(analyzed: AnalyzedApp, choice: QueryChoice, layout: InputLayout
+                  ) -> tuple[AnalyzedApp, QueryInfo, tuple[int, ...]]:
+    """The app a window aggregate's query compiles from, the query in it, and the order
+    path at which its input events reach it: the app itself, or when a filter fills the
+    query's input, the app with the query read through it (:mod:`eddy.plan.physical.heads`,
+    as the planner placed it)."""
+    info = analyzed.query(choice.query)
+    if info.inputs[0] in dict(layout.streams):
+        return analyzed, info, (1,)
+    head = producer(analyzed, info)
+    app = compose(analyzed, info, head) if head is not None else None
+    if head is None or app is None:
+        raise _disagree(choice)
+    return app, app.query(choice.query), entry(head)
 
 
 def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,

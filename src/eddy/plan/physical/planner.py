@@ -3,9 +3,11 @@
 Each rule looks at the queries no earlier rule has placed and may place some of them (or
 the group's runtime operator); the first rule to place a query wins. The rules, in order:
 Spark SQL for stateless queries, the vectorised window aggregate, followed-by and window
-join for each stateful query that stands alone in its group (:meth:`Planning.standalone`),
-each in its own operator with its own state, and the per-event runtime (or the aggregation
-step) for the rest. The result is deterministic for the same app and :class:`Sources`.
+join for each stateful query that stands alone in its group (:meth:`Planning.standalone`;
+the window aggregate also for one a filter feeds: :meth:`Planning.fed_through`), each in its
+own operator with its own state, Spark SQL after such an operator for the stateless queries
+that read its output (:meth:`Planning.tails`), and the per-event runtime (or the
+aggregation step) for the rest. The result is deterministic for the same app and :class:`Sources`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.walk import walk_nodes
 from eddy.plan.physical.facts import OperatorFacts
+from eddy.plan.physical.heads import compose, producer
 from eddy.plan.physical.model import GroupPhysicalPlan, QueryChoice, Sources
 
 
@@ -32,6 +35,8 @@ class Planning:
     runtime: QueryChoice | None = None
     notes: dict[str, str] = field(default_factory=dict)
     """Why an earlier rule passed a query over, for the reason of the rule that takes it."""
+    fed: dict[str, Fed | None] = field(default_factory=dict)
+    """:meth:`fed_through`'s answers, by query."""
 
     @property
     def pending(self) -> list[QueryInfo]:
@@ -108,6 +113,38 @@ class Planning:
             found += [reader, *further]
         return found
 
+    def fed_through(self, info: QueryInfo) -> Fed | None:
+        """How ``info`` runs on the window aggregate although a query of the group fills
+        its input: when that query (its *head*) only filters and projects one of the
+        group's input streams in Spark SQL, and the app with ``info`` reading that stream
+        through the head (:func:`~eddy.plan.physical.heads.compose`) gives the window
+        aggregate a standalone query; else None."""
+        if info.id not in self.fed:
+            self.fed[info.id] = self._fed_through(info)
+        return self.fed[info.id]
+
+    def _fed_through(self, info: QueryInfo) -> Fed | None:
+        from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
+
+        head = producer(self.analyzed, info)
+        if head is None or not stateless_shape(head) or head.inputs[0] not in \
+                self.sources.streams or self.touches_global_state(head) or \
+                any(q.target == head.inputs[0] for q in self.analyzed.queries) or \
+                info.inputs[0] in self.aggregation_inputs() or \
+                self.facts.spark_sql_problem(self.analyzed, expressions(head)) is not None:
+            return None
+        app = compose(self.analyzed, info, head)
+        if app is None:
+            return None
+        composed = app.query(info.id)
+        if not self.standalone(composed):
+            return None
+        streams = self.sources.streams
+        jvm = self.facts.jvm_window_aggregate(app, composed, streams)
+        if not (jvm or self.facts.window_aggregate(app, composed, streams)):
+            return None
+        return Fed(head, app, composed, jvm)
+
     def aggregation_inputs(self) -> set[str]:
         """The streams the app's aggregations read (:func:`aggregation_inputs`)."""
         return aggregation_inputs(self.analyzed)
@@ -119,6 +156,17 @@ def aggregation_inputs(analyzed: AnalyzedApp) -> set[str]:
     return {info.definition.input.stream for info in analyzed.streams.values()
             if isinstance(info.definition, ast.AggregationDefinition)
             and info.definition.input is not None}
+
+
+@dataclass(frozen=True)
+class Fed:
+    """A query read through its head (:meth:`Planning.fed_through`): the head, the composed
+    app, the query in it, and whether eddy's Java operator takes it."""
+
+    head: QueryInfo
+    app: AnalyzedApp
+    query: QueryInfo
+    jvm: bool
 
 
 def plan_group(analyzed: AnalyzedApp, name: str, sources: Sources, facts: OperatorFacts,

@@ -177,12 +177,15 @@ class WindowSpec:
 
 @dataclass(frozen=True)
 class WindowPlan:
-    """A query a vectorised operator runs, and how it reads the group's input."""
+    """A query a vectorised operator runs, and how it reads the group's input; ``entry``
+    is the order path at which an input's event reaches it (``(1,)``: straight from the
+    input; a longer one through a filter: :mod:`eddy.plan.physical.heads`)."""
 
     info: QueryInfo
     stream: str
     filters: tuple[ast.Expression, ...]
     spec: WindowSpec
+    entry: tuple[int, ...] = (1,)
 
 
 def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],

@@ -16,7 +16,7 @@ alone, and the Spark SQL compiler implements Siddhi's (Java's) expression semant
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -53,10 +53,13 @@ def expressions(info: QueryInfo) -> list[ast.Expression]:
 
 
 def native_queries(analyzed: AnalyzedApp, candidates: Sequence[QueryInfo],
-                   streams: Sequence[str], facts: OperatorFacts,
-                   notes: dict[str, str]) -> dict[str, QueryInfo]:
+                   streams: Sequence[str], facts: OperatorFacts, notes: dict[str, str],
+                   through: Callable[[QueryInfo], bool] = lambda info: False
+                   ) -> dict[str, QueryInfo]:
     """The largest set of ``candidates`` of the stateless shape whose expressions compile
-    and whose inputs and consumers are all in the set; ``notes`` get why others are not."""
+    and whose inputs and consumers are all in the set (or consumers ``through`` says read
+    through it: :meth:`~eddy.plan.physical.planner.Planning.fed_through`); ``notes`` get why
+    others are not."""
     inputs = set(streams)
     aggregated = aggregation_inputs(analyzed)
     native: dict[str, QueryInfo] = {}
@@ -82,7 +85,8 @@ def native_queries(analyzed: AnalyzedApp, candidates: Sequence[QueryInfo],
             stream = info.inputs[0]
             fed = all(p.id in native for p in producers.get(stream, ())) and \
                 (stream in inputs or stream in producers)
-            drained = all(c.id in native for c in consumers.get(info.target or "", ())) \
+            drained = all(c.id in native or through(c)
+                          for c in consumers.get(info.target or "", ())) \
                 and info.target not in aggregated
             if not (fed and drained):
                 del native[qid]
@@ -97,7 +101,8 @@ def native_queries(analyzed: AnalyzedApp, candidates: Sequence[QueryInfo],
 def apply(planning: Planning) -> None:
     """Places the largest set of stateless queries whose inputs and consumers are all here."""
     native = native_queries(planning.analyzed, planning.pending, planning.sources.streams,
-                            planning.facts, planning.notes)
+                            planning.facts, planning.notes,
+                            lambda info: planning.fed_through(info) is not None)
     for info in planning.pending:
         if info.id in native:
             planning.choose(QueryChoice(

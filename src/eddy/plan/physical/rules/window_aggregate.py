@@ -1,7 +1,7 @@
 """Rule 2 — the vectorised window aggregate, one operator per query it takes.
 
 Applies to each query left after rule 1 that stands alone in its group (it reads only the
-group's input streams and no query of the group reads its output:
+group's input streams and no query of the group but its tails reads its output:
 :meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
 aggregation, which stay with the runtime, and on-demand queries do not reach it), and the
 query (outside any partition; in the Java operator also the
@@ -20,6 +20,11 @@ ints, a ``having`` over the selected attributes and ``order by`` them, ``offset`
 ``limit``, and an ``output all|first|last every N events`` rate limit (outside partitions
 also ``every <time>``) (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and
 says whether it can).
+
+A query whose input a filter of the group fills (``from S[f] select … insert into X; from
+X#window…``) is taken when the window aggregate takes it read through the filter, as one
+query over ``S`` (:mod:`eddy.plan.physical.heads`: exact because the filter keeps no state and
+emits each event at its input's place; the outputs' order paths keep the filter's step).
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
@@ -64,19 +69,26 @@ def on_the_group_clock(window: str, events: str) -> bool:
 
 
 def apply(planning: Planning) -> None:
-    """Places every standalone query the window aggregate runs, each in its own operator."""
+    """Places every standalone query the window aggregate runs, each in its own operator,
+    and every query it runs read through its head (:mod:`eddy.plan.physical.heads`)."""
     for info in planning.pending:
         if not planning.standalone(info):
-            continue
-        if planning.facts.jvm_window_aggregate(planning.analyzed, info,
-                                               planning.sources.streams):
+            fed = planning.fed_through(info)
+            if fed is not None:
+                through = f", read through {fed.head.id}'s filter"
+                if fed.jvm:
+                    _place_in_jvm(planning, fed.query, through)
+                else:
+                    _place(planning, fed.query, through)
+        elif planning.facts.jvm_window_aggregate(planning.analyzed, info,
+                                                 planning.sources.streams):
             _place_in_jvm(planning, info)
         elif planning.facts.window_aggregate(planning.analyzed, info,
                                              planning.sources.streams):
             _place(planning, info)
 
 
-def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
+def _place_in_jvm(planning: Planning, info: QueryInfo, through: str = "") -> None:
     source = info.query.input
     assert isinstance(source, ast.SingleInputStream)
     window = source.handlers[-1] if source.handlers else None
@@ -88,7 +100,7 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     limited = "" if rate is None else f" {rate.type} every {rate.value} " + \
         ("events" if rate.unit == "events" else "ms")
     why = f"it aggregates {what} of {source.stream} into {events} events" + \
-        (f", output{limited}" if limited else "") + \
+        (f", output{limited}" if limited else "") + through + \
         ": eddy's Java operator, no crossing into Python"
     if info.partition is not None and isinstance(window, ast.Window) and \
             on_the_group_clock(window.name, events):
@@ -103,7 +115,7 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why))
 
 
-def _place(planning: Planning, info: QueryInfo) -> None:
+def _place(planning: Planning, info: QueryInfo, through: str = "") -> None:
     source = info.query.input
     assert isinstance(source, ast.SingleInputStream)
     window = source.handlers[-1]
@@ -115,7 +127,7 @@ def _place(planning: Planning, info: QueryInfo) -> None:
              and current and planning.sources.clock)
     key = StateKey("buckets", tuple((source.stream, v.attribute) for v in group_by),
                    BUCKETS) if split else ONE_KEY
-    why = f"it aggregates a #window.{window.name} of {source.stream}"
+    why = f"it aggregates a #window.{window.name} of {source.stream}{through}"
     if not split and window.name == "time" and group_by:
         why += (" (one key: the window's timer expires every group's events)" if not current
                 else " (one key: without each row's stream clock a bucket's own clock would "
