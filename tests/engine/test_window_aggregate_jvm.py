@@ -10,7 +10,7 @@ keys or nothing, ``time``, ``length``, ``timeLength``, ``sort``, ``externalTime`
 start too), ``lengthBatch``, ``timeBatch`` and ``delay``
 windows or none, selecting ``avg``/``sum``/``count()``/``max``/``min``,
 ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount`` (``sum`` of
-ints too: a long) and plain attributes, with and without ``having``, ``order by``,
+ints too: a long) and plain attributes (of attributes, or of expressions Spark SQL computes), with and without ``having``, ``order by``,
 ``offset`` and ``limit``, inside value partitions or not, into current, expired or all
 events (the window's timer emitting expired events or a batch on rows of any stream, twice
 when the clock jumps over two ends of a batch), and beside a query the per-event runtime
@@ -329,6 +329,13 @@ from T#window.length(3)
 select dev, temp, site
 having temp > 20.0 and not (site == 'b')
 insert expired events into O;""",
+    "computed-arguments": """@info(name='q')
+from T[temp > 16.0]#window.time(600 milliseconds)
+select room, avg(temp * 1.8 + 32) as f, sum(room * 2) as r2, max(0 - temp) as m,
+    count(temp / 2) as n, distinctCount(dev % 3) as d, temp / 2 as half,
+    room + 1 as next
+group by room
+insert all events into O;""",
 }
 
 

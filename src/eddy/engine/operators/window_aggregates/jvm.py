@@ -78,6 +78,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     plain = spec.plain_columns
     types = dict(zip(layout.columns(plan.stream),
                      (a.type for a in layout.attributes(plan.stream))))
+    types.update((name, kind) for name, kind, _ in plan.derived)
     integral = "".join("l" if types[c] in (AttrType.INT, AttrType.LONG) else "d"
                        for c in spec.argument_columns)
     laid_out = rows.select(

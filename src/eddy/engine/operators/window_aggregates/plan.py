@@ -33,8 +33,10 @@ from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compil
 from eddy.engine.spark.row_layout import InputLayout
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
+from eddy.lang.formatter import format_expression
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.typecheck import constant_value
+from eddy.lang.walk import walk_expression
 from eddy.plan.physical.rules.window_aggregate import CLOCKED, on_the_group_clock
 
 _PLAIN_TYPES = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE, AttrType.STRING, AttrType.BOOL)
@@ -179,13 +181,17 @@ class WindowSpec:
 class WindowPlan:
     """A query a vectorised operator runs, and how it reads the group's input; ``entry``
     is the order path at which an input's event reaches it (``(1,)``: straight from the
-    input; a longer one through a filter: :mod:`eddy.plan.physical.heads`)."""
+    input; a longer one through a filter: :mod:`eddy.plan.physical.heads`); ``derived``
+    the columns computed for its expressions."""
 
     info: QueryInfo
     stream: str
     filters: tuple[ast.Expression, ...]
     spec: WindowSpec
     entry: tuple[int, ...] = (1,)
+    derived: tuple[tuple[str, AttrType, ast.Expression], ...] = ()
+    """Columns computed in Spark SQL for expressions the query reads (``avg(temp * 1.8 +
+    32)``): name, type, expression."""
 
 
 def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
@@ -219,8 +225,12 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))
     types = {c: a.type for c, a in zip(layout.columns(stream), layout.attributes(stream))}
 
+    derived: dict[str, tuple[str, AttrType, ast.Expression]] = {}  # by expression text
+
     def column_of(var: ast.Expression) -> str | None:
-        if not isinstance(var, ast.Variable) or var.stream_index is not None:
+        if not isinstance(var, ast.Variable):
+            return derive(var)
+        if var.stream_index is not None:
             return None
         try:
             name = info.scope.resolve(var).attribute.name
@@ -228,6 +238,20 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             return None
         column = columns.get(name)
         return column if column is not None and types[column] in _PLAIN_TYPES else None
+
+    def derive(expr: ast.Expression) -> str | None:
+        """A column Spark SQL computes on each of the stream's rows for an expression of
+        its attributes, literals and operators (evaluated as the runtime evaluates it)."""
+        kind = analyzed.type_of(expr)
+        if kind not in _PLAIN_TYPES or not _plain_filter(expr) or any(
+                isinstance(v, ast.Variable) and column_of(v) is None
+                for v in walk_expression(expr)):
+            return None
+        text = format_expression(expr)
+        if text not in derived:
+            derived[text] = (f"_d{len(derived)}", kind, expr)
+            types[derived[text][0]] = kind
+        return derived[text][0]
 
     shape = _window_shape(window, query.output.event_type, column_of, types, jvm)
     if shape is None:
@@ -283,7 +307,8 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                       partition[1] if partition else 0, size, ordering, sort_keys, rate,
                       batch_start)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
-                                          if isinstance(f, ast.Filter)), spec)
+                                          if isinstance(f, ast.Filter)), spec,
+                      derived=tuple(derived.values()))
 
 
 class _Shape(NamedTuple):
@@ -464,10 +489,10 @@ def _ordering(info: QueryInfo, selector: ast.Selector) -> Ordering | None:
 def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str, AttrType],
             arguments: list[str], in_jvm: bool = False) -> Output | None:
     assert callable(column_of)
-    if isinstance(expr, ast.Variable):
+    if not isinstance(expr, ast.FunctionCall):  # an attribute, or an expression computed
         column = column_of(expr)
         return None if column is None else Output(name, types[column], "var", column)
-    if not (isinstance(expr, ast.FunctionCall) and expr.namespace is None):
+    if expr.namespace is not None:
         return None
     if expr.name == "count" and len(expr.args) <= 1:
         if expr.args and column_of(expr.args[0]) is None:

@@ -88,8 +88,8 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
     """The rows an operator of ``plan`` reads: ``_seq``, ``_ts``, ``_event`` (not an
     on-demand query: always, since those are left out), ``_pass`` (an event of the query's
     stream that passes its filters, evaluated here in the JVM), then the group, argument and
-    selected columns (and, split, the stream's clock; then ``extra``, over the source's
-    columns)."""
+    selected columns (those ``plan.derived`` computed here; and, split, the stream's clock;
+    then ``extra``, over the source's columns)."""
     spec, info = plan.spec, plan.info
     names = [a.name for a in layout.attributes(plan.stream)]
     columns = layout.columns(plan.stream)
@@ -108,8 +108,11 @@ def operator_rows(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFrame,
     # row is the runtime's alone.
     rows = source.where(F.col(STREAM) == plan.stream) if split else \
         source.where(F.col(STREAM) != STORE_STREAM)
+    derived = {name: expr for name, _, expr in plan.derived}
+    needed = [F.when(F.col(STREAM) == plan.stream, compiler.compile(derived[c])).alias(c)
+              if c in derived else F.col(c) for c in needed_columns(spec)]
     return rows.select(SEQ, TS, (F.col(STREAM) != STORE_STREAM).alias(EVENT),
-                       F.coalesce(passes, F.lit(False)).alias(PASS), *needed_columns(spec),
+                       F.coalesce(passes, F.lit(False)).alias(PASS), *needed,
                        *([CLOCK] if split else []), *extra)
 
 
