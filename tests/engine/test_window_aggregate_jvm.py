@@ -10,8 +10,8 @@ keys or nothing, ``time``, ``length``, ``timeLength``, ``sort``, ``externalTime`
 start too), ``lengthBatch``, ``timeBatch`` and ``delay``
 windows or none, selecting ``avg``/``sum``/``count()``/``max``/``min``,
 ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount`` (``sum`` of
-ints too: a long) and plain attributes (of attributes, or of expressions Spark SQL computes), with and without ``having``, ``order by``,
-``offset`` and ``limit``, inside value partitions or not, into current, expired or all
+ints too: a long) and plain attributes (of attributes, or of expressions Spark SQL
+computes), with and without ``having``, ``order by``, ``offset`` and ``limit``, inside value partitions or not, into current, expired or all
 events (the window's timer emitting expired events or a batch on rows of any stream, twice
 when the clock jumps over two ends of a batch), and beside a query the per-event runtime
 runs (Java and Python stateful operators in one streaming query), all of them in one app
