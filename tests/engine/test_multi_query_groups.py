@@ -99,8 +99,9 @@ select roomNo, count() as n insert into Sessions;
       "cold": "spark-sql-tail", "rise": "jvm-followed-by" if JVM else "followed-by",
       "big-rise": "spark-sql-tail", "pairs": "window-join", "hot-pairs": "spark-sql-tail",
       "sessions": "runtime", "busy": "runtime"}),
-    # Stateful queries reading what a filter inserts (a projection, a rename, ``select *``),
-    # a second filter on the way, and a tail after one of them; 'cold' reads TempStream
+    # Stateful queries reading what a filter inserts (a projection, a rename, ``select *``,
+    # a computed attribute; a window, a pattern, a self join), a second filter on the way,
+    # and a tail after one of them; 'cold' reads TempStream
     # after 'warm' and before the queries 'warm' feeds, whose outputs come first.
     "heads": ("@app:playback\n" + TEMP + """
 @info(name = 'warm') from TempStream[temp > 20.0] select roomNo, temp as t, deviceID
@@ -113,10 +114,18 @@ select w.roomNo, max(w.t) as top insert into WarmMax;
 @info(name = 'alert') from WarmAvg[avgT > 35.0] select roomNo insert into Alert;
 @info(name = 'cold-count') from Cold#window.lengthBatch(3) select count() as n, roomNo
 insert into ColdCount;
+@info(name = 'hot') from TempStream[temp > 30.0] select roomNo, temp * 2 as t2, deviceID
+insert into Hot;
+@info(name = 'hot-rise')
+from every e1=Hot -> e2=Hot[e1.roomNo == roomNo and e1.t2 + 5 <= t2] within 2 sec
+select e1.roomNo, e1.t2 as first, e2.t2 as second insert into HotRises;
+@info(name = 'hot-pairs') from Hot#window.length(2) as a join Hot#window.length(3) as b
+on a.roomNo == b.roomNo and a.t2 > b.t2 select a.roomNo, b.t2 insert into HotPairs;
 """, {"warm": "spark-sql" if JVM else "runtime", "warm-avg": SLIDING,
       "warm-max": "jvm-window-aggregate" if JVM else "runtime", "alert": "spark-sql-tail",
       "cold": "spark-sql" if JVM else "runtime",
-      "cold-count": "jvm-window-aggregate" if JVM else "runtime"}),
+      "cold-count": "jvm-window-aggregate" if JVM else "runtime", "hot": "spark-sql",
+      "hot-rise": "jvm-followed-by" if JVM else "followed-by", "hot-pairs": "window-join"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]

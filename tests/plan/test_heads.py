@@ -1,52 +1,50 @@
-"""A stateful query read through the filter that fills its input
-(:mod:`eddy.plan.physical.heads`): the composed query, and where composing stops."""
+"""Which queries read their input through the filter that fills it
+(:mod:`eddy.plan.physical.heads`): the planner's choices, Spark-free."""
 
 from __future__ import annotations
 
 import pytest
 
+from eddy.engine.compile.operator_facts import physical_plan
+from eddy.engine.spark.row_layout import input_layout
 from eddy.lang import check
-from eddy.lang.formatter import format_query
-from eddy.plan.physical.heads import compose, entry, producer
+from eddy.plan.physical.heads import entry, fed_stream
 
-STREAMS = "define stream S (k string, v double, n int);\n"
-
-
-def composed(head: str, query: str) -> str | None:
-    """The second query of the app ``head; query``, read through the first, as text."""
-    analyzed = check(STREAMS + head + "\n@info(name = 'q')\n" + query)
-    info = analyzed.query("q")
-    first = producer(analyzed, info)
-    assert first is not None and entry(first) == (1, first.index, 0, 1)
-    app = compose(analyzed, info, first)
-    return None if app is None else " ".join(format_query(app.query("q").query).split())
+STREAMS = "define stream S (k string, v double, n int);\ndefine stream R (k string);\n"
 
 
-@pytest.mark.parametrize(("head", "query", "expected"), [
-    ("from S[v > 0] select k as key, v insert into X;",
-     "from X[v < 10]#window.length(3) select key, sum(v) as total group by key "
-     "having total > 5 insert into O;",
-     "@info(name='q') from S[v > 0][v < 10]#window.length(3) select k as key, "
-     "sum(v) as total group by k having total > 5 insert into O;"),
-    ("from S as s select * insert into X;",
-     "from X#window.time(1 sec) as x select x.k, max(n) as top insert all events into O;",
-     "@info(name='q') from S#window.time(1 sec) as s select k as k, max(n) as top "
-     "insert all events into O;"),
-    ("from S select k, v * 2 as w insert into X;",
-     "from X#window.length(2) select avg(w) as a insert into O;",
-     "@info(name='q') from S#window.length(2) select avg(v * 2) as a insert into O;"),
+def operators(queries: str) -> dict[str, str]:
+    analyzed = check(STREAMS + queries)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    return {c.query: c.operator for c in plan.queries}
+
+
+def test_a_window_reads_through_a_filter() -> None:
+    analyzed = check(STREAMS + """
+@info(name = 'f') from S[v > 0] select k as key, v * 2 as w insert into X;
+@info(name = 'q') from X#window.length(3) select key, sum(w) as total group by key
+insert into O;""")
+    fed = fed_stream(analyzed, analyzed.query("q"))
+    assert fed is not None and (fed.head.id, fed.stream, fed.source) == ("f", "X", "S")
+    assert entry(fed.head) == (1, 0, 0, 1)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert plan.choice("f").operator == "spark-sql"
+    assert "read through f's filter" in plan.choice("q").reason
+    assert plan.choice("q").operator in ("jvm-window-aggregate", "window-aggregate")
+
+
+@pytest.mark.parametrize("queries", [
+    # a value that varies would be computed again for the window
+    """@info(name = 'f') from S select k, UUID() as id insert into X;
+@info(name = 'q') from X#window.length(2) select id, count() as c insert into O;""",
+    # the window also reads the head's input: one row cannot be two events
+    """@info(name = 'f') from S[v > 0] select k insert into X;
+@info(name = 'q') from S#window.length(2) as a join X#window.length(2) as b on a.k == b.k
+select a.k insert into O;""",
+    # two queries fill the stream
+    """@info(name = 'f') from S[v > 0] select k insert into X;
+@info(name = 'g') from R select k insert into X;
+@info(name = 'q') from X#window.length(2) select k, count() as c insert into O;""",
 ])
-def test_the_query_reads_the_filters_input(head: str, query: str, expected: str) -> None:
-    assert composed(head, query) == expected
-
-
-@pytest.mark.parametrize(("head", "query"), [
-    # a group by of a computed attribute is no attribute of S
-    ("from S select k, n + 1 as m insert into X;",
-     "from X#window.length(2) select m, count() as c group by m insert into O;"),
-    # a function computed again need not give what the filter emitted
-    ("from S select k, UUID() as id insert into X;",
-     "from X#window.length(2) select id, count() as c insert into O;"),
-])
-def test_what_does_not_compose(head: str, query: str) -> None:
-    assert composed(head, query) is None
+def test_what_is_not_read_through(queries: str) -> None:
+    assert operators(queries)["q"] == "runtime"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 from eddy.engine.compile.app_check import check_app
 from eddy.engine.compile.native_queries import (
     NativePlan,
+    as_input,
     compile_native,
     native_plan,
     with_tails,
@@ -40,6 +41,7 @@ from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
 from eddy.engine.operators.followed_by import followed_by_part, plan_followed_by
+from eddy.engine.operators.followed_by.plan import FollowedBySpec
 from eddy.engine.operators.followed_by.jvm import jvm_followed_by
 from eddy.engine.operators.fused_operator import run_fused
 from eddy.engine.operators.operator_part import (
@@ -53,15 +55,19 @@ from eddy.engine.operators.runtime_operator import make_step
 from eddy.engine.operators.window_aggregates import plan_window_aggregate, window_aggregate_part
 from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
 from eddy.engine.operators.window_join import plan_window_join, window_join_part
+from eddy.engine.operators.window_join.plan import WindowJoinSpec
 from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
-from eddy.plan.physical.heads import compose, entry, producer
+from eddy.plan.physical.heads import entry, fed_stream
 from eddy.plan.physical.planner import aggregation_inputs
 from eddy.runtime.table import build_tables
 from eddy.store.aggregation_settings import worker_environment
 
 if TYPE_CHECKING:
     from eddy.lang.semantic import AnalyzedApp, QueryInfo
+
+Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec)
+
 
 def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
                   *, on_demand: bool = True, typed: bool = True) -> DataFrame:
@@ -147,47 +153,52 @@ def _buckets(choice: QueryChoice) -> int:
 
 def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                       layout: InputLayout) -> OperatorPart:
-    app, info, start = _window_query(analyzed, choice, layout)
-    window = plan_window_aggregate(app, [info], layout)
+    source, layout, start = _fed(analyzed, choice, source, layout)
+    window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout)
     if window is None:
         raise _disagree(choice)
-    return window_aggregate_part(app, replace(window, entry=start), source, layout,
+    return window_aggregate_part(analyzed, replace(window, entry=start), source, layout,
                                  buckets=_buckets(choice))
 
 
 def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                           layout: InputLayout) -> DataFrame:
     """The query in eddy's Java operator (:mod:`eddy.engine.operators.window_aggregates.jvm`)."""
-    app, info, start = _window_query(analyzed, choice, layout)
-    window = plan_window_aggregate(app, [info], layout, jvm=True)
+    source, layout, start = _fed(analyzed, choice, source, layout)
+    window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout, jvm=True)
     if window is None:
         raise _disagree(choice)
-    return _in_jvm(choice, jvm_window_aggregate(app, replace(window, entry=start), source,
-                                                layout, buckets=_buckets(choice)))
+    return _in_jvm(choice, jvm_window_aggregate(analyzed, replace(window, entry=start),
+                                                source, layout, buckets=_buckets(choice)))
 
 
-def _window_query(analyzed: AnalyzedApp, choice: QueryChoice, layout: InputLayout
-                  ) -> tuple[AnalyzedApp, QueryInfo, tuple[int, ...]]:
-    """The app a window aggregate's query compiles from, the query in it, and the order
-    path at which its input events reach it: the app itself, or when a filter fills the
-    query's input, the app with the query read through it (:mod:`eddy.plan.physical.heads`,
-    as the planner placed it)."""
-    info = analyzed.query(choice.query)
-    if info.inputs[0] in dict(layout.streams):
-        return analyzed, info, (1,)
-    head = producer(analyzed, info)
-    app = compose(analyzed, info, head) if head is not None else None
-    if head is None or app is None:
-        raise _disagree(choice)
-    return app, app.query(choice.query), entry(head)
+def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: InputLayout
+         ) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
+    """The rows and layout a stateful query's operator reads, and the order path at which
+    an input's event reaches the query: the group's, or for a query fed through its head
+    (:mod:`eddy.plan.physical.heads`, as the planner placed it) the rows with the head's
+    events as input (:func:`~eddy.engine.compile.native_queries.as_input`)."""
+    fed = fed_stream(analyzed, analyzed.query(choice.query))
+    if fed is None or fed.stream in dict(layout.streams):
+        return source, layout, (1,)
+    view, fed_layout = as_input(analyzed, fed.head, source, layout)
+    return view, fed_layout, entry(fed.head)
+
+
+def _entered(spec: Spec, start: tuple[int, ...]) -> Spec:
+    """``spec`` (a followed-by's or join's) with its outputs' order path starting at
+    ``start`` (its queries emit only on input events)."""
+    return replace(spec, order_prefix=(*start, *spec.order_prefix[1:]))
 
 
 def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                      layout: InputLayout) -> DataFrame:
     """The query in eddy's Java followed-by (:mod:`eddy.engine.operators.followed_by.jvm`)."""
+    source, layout, start = _fed(analyzed, choice, source, layout)
     pattern = plan_followed_by(analyzed, [analyzed.query(choice.query)], layout)
     if pattern is None:
         raise _disagree(choice)
+    pattern = replace(pattern, spec=_entered(pattern.spec, start))
     return _in_jvm(choice, jvm_followed_by(analyzed, pattern, source, layout,
                                            buckets=_buckets(choice)))
 
@@ -202,18 +213,22 @@ def _in_jvm(choice: QueryChoice, frame: DataFrame | None) -> DataFrame:
 
 def _followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                  layout: InputLayout) -> OperatorPart:
+    source, layout, start = _fed(analyzed, choice, source, layout)
     pattern = plan_followed_by(analyzed, [analyzed.query(choice.query)], layout)
     if pattern is None:
         raise _disagree(choice)
+    pattern = replace(pattern, spec=_entered(pattern.spec, start))
     return followed_by_part(analyzed, pattern, source, layout, buckets=_buckets(choice))
 
 
 def _window_join(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                  layout: InputLayout) -> OperatorPart:
+    source, layout, start = _fed(analyzed, choice, source, layout)
     join = plan_window_join(analyzed, [analyzed.query(choice.query)], layout)
     if join is None:
         raise _disagree(choice)
-    return window_join_part(analyzed, join, source, layout)
+    return window_join_part(analyzed, replace(join, spec=_entered(join.spec, start)), source,
+                            layout)
 
 
 _VECTORISED = {"window-aggregate": _window_aggregate, "followed-by": _followed_by,

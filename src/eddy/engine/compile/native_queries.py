@@ -127,6 +127,29 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
                                 **{name: F.col(f"_out.{name}") for name in fields}})
 
 
+def as_input(analyzed: AnalyzedApp, head: QueryInfo, source: DataFrame,
+             layout: InputLayout) -> tuple[DataFrame, InputLayout]:
+    """``source`` with each event ``head`` inserts in place of the input row that caused it
+    (its stream ``head``'s target, its attributes in new columns), and the layout with that
+    stream added: the rows a query fed through ``head`` reads
+    (:mod:`eddy.plan.physical.heads`). Every other row, and every row's time, is unchanged."""
+    assert head.target is not None
+    stream = head.inputs[0]
+    names = (f"_h{i}" for i in itertools.count())
+    keep = next(names)
+    frame = source.select("*", (F.col(STREAM) == stream).alias(keep))
+    frame, output = _apply(analyzed, head, frame, _Path(keep, (1,), dict(zip(
+        (a.name for a in layout.attributes(stream)), layout.columns(stream)))), names)
+    attributes = analyzed.streams[head.target].attributes
+    fed = InputLayout((*layout.streams, (head.target, attributes)))
+    passes = F.col(output.keep)
+    return frame.select(
+        *(F.col(c) for c in source.columns if c != STREAM),
+        F.when(passes, F.lit(head.target)).otherwise(F.col(STREAM)).alias(STREAM),
+        *(F.when(passes, F.col(f"`{output.columns[a.name]}`")).alias(column)
+          for a, column in zip(attributes, fed.columns(head.target)))), fed
+
+
 def with_tails(analyzed: AnalyzedApp, frame: DataFrame, producers: Sequence[QueryInfo],
                tails: NativePlan) -> DataFrame:
     """``frame`` (output rows in the writer's schema, from an operator running

@@ -25,9 +25,14 @@ from eddy.runtime.partition_buckets import partition_attributes
 
 
 def _layout(analyzed: AnalyzedApp, streams: Sequence[str]) -> InputLayout:
+    """The layout of ``streams``: the group's inputs among them, then any stream a query
+    fills (a head's, read as input: :mod:`eddy.plan.physical.heads`)."""
     full = input_layout(analyzed)
     wanted = set(streams)
-    return InputLayout(tuple((n, a) for n, a in full.streams if n in wanted))
+    inputs = tuple((n, a) for n, a in full.streams if n in wanted)
+    filled = tuple((n, analyzed.streams[n].attributes) for n in streams
+                   if n not in dict(full.streams))
+    return InputLayout(inputs + filled)
 
 
 class EngineFacts:

@@ -19,7 +19,7 @@ from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.walk import walk_nodes
 from eddy.plan.physical.facts import OperatorFacts
-from eddy.plan.physical.heads import compose, producer
+from eddy.plan.physical.heads import Fed, fed_stream
 from eddy.plan.physical.model import GroupPhysicalPlan, QueryChoice, Sources
 
 
@@ -64,9 +64,10 @@ class Planning:
 
     def standalone(self, info: QueryInfo) -> bool:
         """Whether ``info`` can run in an operator of its own beside the group's others: it
-        reads only the group's input streams (no query of the group produces them) and no
-        table (not even by ``in``), and no other query of the group (nor an aggregation)
-        reads what it inserts, but for its :meth:`tails`.
+        reads only the group's input streams (no query of the group produces them; or the
+        stream its head fills: :meth:`fed_through`) and no table (not even by ``in``), and
+        no other query of the group (nor an aggregation) reads what it inserts, but for its
+        :meth:`tails`.
 
         Such a query's outputs depend on the group's input rows alone, and each operator
         sees all of those rows, so running it apart gives the outputs the per-event runtime
@@ -74,12 +75,57 @@ class Planning:
         query's place in the app); the writer merges the operators' outputs in that order.
         A query inside any other chain stays with the runtime, which feeds one query's
         outputs to the next within the micro-batch in the reference order."""
+        return self._standalone_over(info, self.streams_of(info))
+
+    def _standalone_over(self, info: QueryInfo, streams: Sequence[str]) -> bool:
+        """:meth:`standalone`, with ``streams`` the streams ``info`` may read."""
         produced = {q.target for q in self.analyzed.queries if q.target}
-        if any(name in produced or name not in self.sources.streams for name in info.inputs):
+        if any(name not in streams or (name in produced and name in self.sources.streams)
+               for name in info.inputs):
             return False
         if self.touches_global_state(info) or info.target in self.aggregation_inputs():
             return False
         return self.tails(info) is not None
+
+    def streams_of(self, info: QueryInfo) -> tuple[str, ...]:
+        """The streams ``info``'s operator reads: the group's inputs, and the stream its
+        head fills when it is :meth:`fed_through` one."""
+        fed = self.fed_through(info)
+        return self.sources.streams + ((fed.stream,) if fed is not None else ())
+
+    def through(self, info: QueryInfo) -> str:
+        """What a rule's reason adds for a query fed through its head."""
+        fed = self.fed_through(info)
+        return "" if fed is None else f", read through {fed.head.id}'s filter"
+
+    def fed_through(self, info: QueryInfo) -> Fed | None:
+        """How ``info`` runs on an operator of its own although a query of the group fills
+        one of its inputs (:mod:`eddy.plan.physical.heads`): when that query (its head)
+        only filters and projects one of the group's input streams in Spark SQL, nothing
+        else fills that input, no aggregation reads it, and a rule's operator takes
+        ``info`` reading it as an input stream; else None."""
+        if info.id not in self.fed:
+            self.fed[info.id] = self._fed_through(info)
+        return self.fed[info.id]
+
+    def _fed_through(self, info: QueryInfo) -> Fed | None:
+        from eddy.plan.physical.rules import STATEFUL
+        from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
+
+        fed = fed_stream(self.analyzed, info)
+        if fed is None or info.partition is not None:
+            return None
+        head = fed.head
+        if not stateless_shape(head) or fed.source not in self.sources.streams or \
+                fed.source in {q.target for q in self.analyzed.queries} or \
+                self.touches_global_state(head) or fed.stream in self.aggregation_inputs() or \
+                self.facts.spark_sql_problem(self.analyzed, expressions(head)) is not None:
+            return None
+        streams = (*self.sources.streams, fed.stream)
+        if not self._standalone_over(info, streams) or \
+                not any(rule.takes(self, info, streams) for rule in STATEFUL):
+            return None
+        return fed
 
     def tails(self, info: QueryInfo) -> list[QueryInfo] | None:
         """The queries that read what ``info`` inserts, when each is a *tail* of it, else
@@ -113,38 +159,6 @@ class Planning:
             found += [reader, *further]
         return found
 
-    def fed_through(self, info: QueryInfo) -> Fed | None:
-        """How ``info`` runs on the window aggregate although a query of the group fills
-        its input: when that query (its *head*) only filters and projects one of the
-        group's input streams in Spark SQL, and the app with ``info`` reading that stream
-        through the head (:func:`~eddy.plan.physical.heads.compose`) gives the window
-        aggregate a standalone query; else None."""
-        if info.id not in self.fed:
-            self.fed[info.id] = self._fed_through(info)
-        return self.fed[info.id]
-
-    def _fed_through(self, info: QueryInfo) -> Fed | None:
-        from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
-
-        head = producer(self.analyzed, info)
-        if head is None or not stateless_shape(head) or head.inputs[0] not in \
-                self.sources.streams or self.touches_global_state(head) or \
-                any(q.target == head.inputs[0] for q in self.analyzed.queries) or \
-                info.inputs[0] in self.aggregation_inputs() or \
-                self.facts.spark_sql_problem(self.analyzed, expressions(head)) is not None:
-            return None
-        app = compose(self.analyzed, info, head)
-        if app is None:
-            return None
-        composed = app.query(info.id)
-        if not self.standalone(composed):
-            return None
-        streams = self.sources.streams
-        jvm = self.facts.jvm_window_aggregate(app, composed, streams)
-        if not (jvm or self.facts.window_aggregate(app, composed, streams)):
-            return None
-        return Fed(head, app, composed, jvm)
-
     def aggregation_inputs(self) -> set[str]:
         """The streams the app's aggregations read (:func:`aggregation_inputs`)."""
         return aggregation_inputs(self.analyzed)
@@ -156,17 +170,6 @@ def aggregation_inputs(analyzed: AnalyzedApp) -> set[str]:
     return {info.definition.input.stream for info in analyzed.streams.values()
             if isinstance(info.definition, ast.AggregationDefinition)
             and info.definition.input is not None}
-
-
-@dataclass(frozen=True)
-class Fed:
-    """A query read through its head (:meth:`Planning.fed_through`): the head, the composed
-    app, the query in it, and whether eddy's Java operator takes it."""
-
-    head: QueryInfo
-    app: AnalyzedApp
-    query: QueryInfo
-    jvm: bool
 
 
 def plan_group(analyzed: AnalyzedApp, name: str, sources: Sources, facts: OperatorFacts,

@@ -16,3 +16,6 @@ from eddy.plan.physical.rules import (
 RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join, tail,
                                   runtime)
 """Each module has ``NAME`` and ``apply(planning)``."""
+STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join)
+"""The rules of the stateful operators that run a query each; each also has
+``takes(planning, info, streams)``."""

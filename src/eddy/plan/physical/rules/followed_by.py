@@ -21,6 +21,8 @@ event, matches indexed by key, and no crossing into a Python worker).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from eddy.lang import ast
 from eddy.lang.semantic import QueryInfo
 from eddy.plan.physical.model import ONE_KEY, QueryChoice, StateKey
@@ -33,11 +35,15 @@ per micro-batch: 4 measured ~10 % faster than 16); fixed, since a checkpoint's s
 keyed by them."""
 
 
+def takes(planning: Planning, info: QueryInfo, streams: Sequence[str]) -> bool:
+    """Whether the followed-by runs ``info`` reading ``streams``."""
+    return planning.facts.followed_by(planning.analyzed, info, streams)
+
+
 def apply(planning: Planning) -> None:
     """Places every standalone pattern query the followed-by runs, each in its own operator."""
     for info in planning.pending:
-        if planning.standalone(info) and planning.facts.followed_by(
-                planning.analyzed, info, planning.sources.streams):
+        if planning.standalone(info) and takes(planning, info, planning.streams_of(info)):
             _place(planning, info)
 
 
@@ -51,8 +57,9 @@ def _place(planning: Planning, info: QueryInfo) -> None:
                       if isinstance(p, ast.ValuePartitionType)
                       and isinstance(p.expression, ast.Variable) and p.stream in streams}
         key = StateKey("buckets", tuple(sorted(attributes.items())), BUCKETS)
-    why = "it is an 'every e1 -> e2' pattern whose condition is keyed by equalities"
-    if planning.facts.jvm_followed_by(analyzed, info, planning.sources.streams):
+    why = "it is an 'every e1 -> e2' pattern whose condition is keyed by equalities" + \
+        planning.through(info)
+    if planning.facts.jvm_followed_by(analyzed, info, planning.streams_of(info)):
         planning.choose(QueryChoice(info.id, "jvm-followed-by", key, NAME,
                                     why + ": eddy's Java operator, no crossing into Python"))
     else:

@@ -22,9 +22,10 @@ also ``every <time>``) (:mod:`eddy.engine.operators.window_aggregates` builds th
 says whether it can).
 
 A query whose input a filter of the group fills (``from S[f] select … insert into X; from
-X#window…``) is taken when the window aggregate takes it read through the filter, as one
-query over ``S`` (:mod:`eddy.plan.physical.heads`: exact because the filter keeps no state and
-emits each event at its input's place; the outputs' order paths keep the filter's step).
+X#window…``) is taken too, reading ``X``'s events computed on the input rows
+(:mod:`eddy.plan.physical.heads`: exact because the filter keeps no state and emits each
+event at its input's place; the outputs' order paths keep the filter's step); so by the
+followed-by and the window join.
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
@@ -48,6 +49,8 @@ expired events are outputs, stamped with that clock.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from eddy.lang import ast
 from eddy.lang.semantic import QueryInfo
 from eddy.plan.physical.model import ONE_KEY, QueryChoice, StateKey
@@ -68,27 +71,26 @@ def on_the_group_clock(window: str, events: str) -> bool:
     return window in CLOCKED or events != "current"
 
 
+def takes(planning: Planning, info: QueryInfo, streams: Sequence[str]) -> bool:
+    """Whether the window aggregate runs ``info`` reading ``streams``."""
+    return planning.facts.jvm_window_aggregate(planning.analyzed, info, streams) or \
+        planning.facts.window_aggregate(planning.analyzed, info, streams)
+
+
 def apply(planning: Planning) -> None:
-    """Places every standalone query the window aggregate runs, each in its own operator,
-    and every query it runs read through its head (:mod:`eddy.plan.physical.heads`)."""
+    """Places every standalone query the window aggregate runs, each in its own operator."""
     for info in planning.pending:
         if not planning.standalone(info):
-            fed = planning.fed_through(info)
-            if fed is not None:
-                through = f", read through {fed.head.id}'s filter"
-                if fed.jvm:
-                    _place_in_jvm(planning, fed.query, through)
-                else:
-                    _place(planning, fed.query, through)
-        elif planning.facts.jvm_window_aggregate(planning.analyzed, info,
-                                                 planning.sources.streams):
+            continue
+        streams = planning.streams_of(info)
+        if planning.facts.jvm_window_aggregate(planning.analyzed, info, streams):
             _place_in_jvm(planning, info)
-        elif planning.facts.window_aggregate(planning.analyzed, info,
-                                             planning.sources.streams):
+        elif planning.facts.window_aggregate(planning.analyzed, info, streams):
             _place(planning, info)
 
 
-def _place_in_jvm(planning: Planning, info: QueryInfo, through: str = "") -> None:
+def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
+    through = planning.through(info)
     source = info.query.input
     assert isinstance(source, ast.SingleInputStream)
     window = source.handlers[-1] if source.handlers else None
@@ -115,7 +117,8 @@ def _place_in_jvm(planning: Planning, info: QueryInfo, through: str = "") -> Non
     planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why))
 
 
-def _place(planning: Planning, info: QueryInfo, through: str = "") -> None:
+def _place(planning: Planning, info: QueryInfo) -> None:
+    through = planning.through(info)
     source = info.query.input
     assert isinstance(source, ast.SingleInputStream)
     window = source.handlers[-1]

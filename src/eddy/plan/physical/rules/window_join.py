@@ -18,6 +18,9 @@ global).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from eddy.lang.semantic import QueryInfo
 from eddy.plan.physical.model import ONE_KEY, QueryChoice
 from eddy.plan.physical.planner import Planning
 
@@ -25,11 +28,15 @@ NAME = "window-join"
 REASON = "it joins length/time windows or streams, matched by key and window position"
 
 
+def takes(planning: Planning, info: QueryInfo, streams: Sequence[str]) -> bool:
+    """Whether the window join runs ``info`` reading ``streams``."""
+    return not planning.analyzed.partitions and \
+        planning.facts.window_join(planning.analyzed, info, streams)
+
+
 def apply(planning: Planning) -> None:
     """Places every standalone join query the window join runs, each in its own operator."""
-    if planning.analyzed.partitions:
-        return
     for info in planning.pending:
-        if planning.standalone(info) and planning.facts.window_join(
-                planning.analyzed, info, planning.sources.streams):
-            planning.choose(QueryChoice(info.id, "window-join", ONE_KEY, NAME, REASON))
+        if planning.standalone(info) and takes(planning, info, planning.streams_of(info)):
+            planning.choose(QueryChoice(info.id, "window-join", ONE_KEY, NAME,
+                                        REASON + planning.through(info)))
