@@ -64,7 +64,7 @@ from eddy.runtime.table import build_tables
 from eddy.store.aggregation_settings import worker_environment
 
 if TYPE_CHECKING:
-    from eddy.lang.semantic import AnalyzedApp, QueryInfo
+    from eddy.lang.semantic import AnalyzedApp
 
 Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec)
 
