@@ -100,8 +100,8 @@ select roomNo, count() as n insert into Sessions;
       "big-rise": "spark-sql-tail", "pairs": "window-join", "hot-pairs": "spark-sql-tail",
       "sessions": "runtime", "busy": "runtime"}),
     # Stateful queries reading what a filter inserts (a projection, a rename, ``select *``,
-    # a computed attribute; a window, a pattern, a self join), a second filter on the way,
-    # and a tail after one of them; 'cold' reads TempStream
+    # a computed attribute; a window, a pattern, a self join; through two filters), a
+    # second filter on the way, and a tail after one of them; 'cold' reads TempStream
     # after 'warm' and before the queries 'warm' feeds, whose outputs come first.
     "heads": ("@app:playback\n" + TEMP + """
 @info(name = 'warm') from TempStream[temp > 20.0] select roomNo, temp as t, deviceID
@@ -121,7 +121,11 @@ from every e1=Hot -> e2=Hot[e1.roomNo == roomNo and e1.t2 + 5 <= t2] within 2 se
 select e1.roomNo, e1.t2 as first, e2.t2 as second insert into HotRises;
 @info(name = 'hot-pairs') from Hot#window.length(2) as a join Hot#window.length(3) as b
 on a.roomNo == b.roomNo and a.t2 > b.t2 select a.roomNo, b.t2 insert into HotPairs;
-""", {"warm": "spark-sql" if JVM else "runtime", "warm-avg": SLIDING,
+@info(name = 'mild') from Warm[t < 40.0] select roomNo, t insert into Mild;
+@info(name = 'mild-min') from Mild#window.length(3) select roomNo, min(t) as low
+insert into MildMin;
+""", {"mild": "spark-sql" if JVM else "runtime",
+      "mild-min": "jvm-window-aggregate" if JVM else "runtime", "warm": "spark-sql" if JVM else "runtime", "warm-avg": SLIDING,
       "warm-max": "jvm-window-aggregate" if JVM else "runtime", "alert": "spark-sql-tail",
       "cold": "spark-sql" if JVM else "runtime",
       "cold-count": "jvm-window-aggregate" if JVM else "runtime", "hot": "spark-sql",

@@ -8,7 +8,7 @@ import pytest
 from eddy.engine.compile.operator_facts import physical_plan
 from eddy.engine.spark.row_layout import input_layout
 from eddy.lang import check
-from eddy.plan.physical.heads import entry, fed_stream
+from eddy.plan.physical.heads import fed_stream
 
 STREAMS = "define stream S (k string, v double, n int);\ndefine stream R (k string);\n"
 
@@ -26,11 +26,23 @@ def test_a_window_reads_through_a_filter() -> None:
 insert into O;""")
     fed = fed_stream(analyzed, analyzed.query("q"))
     assert fed is not None and (fed.head.id, fed.stream, fed.source) == ("f", "X", "S")
-    assert entry(fed.head) == (1, 0, 0, 1)
     plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
     assert plan.choice("f").operator == "spark-sql"
     assert "read through f's filter" in plan.choice("q").reason
     assert plan.choice("q").operator in ("jvm-window-aggregate", "window-aggregate")
+
+
+def test_a_chain_of_filters_feeds_a_window() -> None:
+    analyzed = check(STREAMS + """
+@info(name = 'f') from S[v > 0] select k, v insert into A;
+@info(name = 'g') from A[v < 10] select k as key, v * 2 as w insert into X;
+@info(name = 'q') from X#window.length(3) select key, sum(w) as total group by key
+insert into O;""")
+    fed = fed_stream(analyzed, analyzed.query("q"))
+    assert fed is not None and [h.id for h in fed.heads] == ["f", "g"] and fed.source == "S"
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert [plan.choice(q).operator for q in "fg"] == ["spark-sql", "spark-sql"]
+    assert "read through g's filter" in plan.choice("q").reason
 
 
 @pytest.mark.parametrize("queries", [

@@ -58,7 +58,7 @@ from eddy.engine.operators.window_join import plan_window_join, window_join_part
 from eddy.engine.operators.window_join.plan import WindowJoinSpec
 from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
-from eddy.plan.physical.heads import entry, fed_stream
+from eddy.plan.physical.heads import fed_stream
 from eddy.plan.physical.planner import aggregation_inputs
 from eddy.runtime.table import build_tables
 from eddy.store.aggregation_settings import worker_environment
@@ -181,8 +181,7 @@ def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: 
     fed = fed_stream(analyzed, analyzed.query(choice.query))
     if fed is None or fed.stream in dict(layout.streams):
         return source, layout, (1,)
-    view, fed_layout = as_input(analyzed, fed.head, source, layout)
-    return view, fed_layout, entry(fed.head)
+    return as_input(analyzed, fed, source, layout)
 
 
 def _entered(spec: Spec, start: tuple[int, ...]) -> Spec:

@@ -12,6 +12,12 @@ runtime only sees the group's source rows).
 Outputs carry the same ``_order`` path the runtime gives (``(1, index)`` for an input
 reaching a query, ``+ (emission, 0, i)`` for an emitted event, ``+ (emission, 1, index)``
 for a downstream subscriber), so native and runtime outputs merge into the reference order.
+
+The same projections serve two kinds of chains with a stateful query
+(:mod:`eddy.plan.physical.rules.tail`, :mod:`eddy.plan.physical.heads`): the *tails* of a
+stateful query, computed from its operator's output rows (:func:`with_tails`), and the
+events of a filter that feeds one, computed on the input rows for its operator to read
+(:func:`as_input`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from eddy.engine.spark.row_layout import (
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.physical.heads import Fed
 from eddy.plan.physical.rules.spark_sql import native_queries
 
 ORDER = "_order"
@@ -114,7 +121,7 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
     if not plan.queries:
         return None
     names = (f"_n{i}" for i in itertools.count())
-    frame, emitted = _outputs(analyzed, plan.queries, source, {}, layout, names, typed)
+    frame, emitted, _ = _outputs(analyzed, plan.queries, source, {}, layout, names, typed)
     fields = list(dict.fromkeys(name for _, columns in emitted for name in columns))
     structs = [F.when(keep, _struct(columns, fields)) for keep, columns in emitted]
     if len(structs) == 1:  # one output: no array to explode
@@ -127,27 +134,25 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
                                 **{name: F.col(f"_out.{name}") for name in fields}})
 
 
-def as_input(analyzed: AnalyzedApp, head: QueryInfo, source: DataFrame,
-             layout: InputLayout) -> tuple[DataFrame, InputLayout]:
-    """``source`` with each event ``head`` inserts in place of the input row that caused it
-    (its stream ``head``'s target, its attributes in new columns), and the layout with that
-    stream added: the rows a query fed through ``head`` reads
-    (:mod:`eddy.plan.physical.heads`). Every other row, and every row's time, is unchanged."""
-    assert head.target is not None
-    stream = head.inputs[0]
+def as_input(analyzed: AnalyzedApp, fed: Fed, source: DataFrame, layout: InputLayout
+             ) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
+    """``source`` with each event the heads of ``fed`` insert into ``fed.stream`` in place
+    of the input row that caused it (its attributes in new columns), the layout with that
+    stream added, and the order path at which such an event reaches a subscriber: the rows
+    a query fed through the heads reads (:mod:`eddy.plan.physical.heads`). Every other row,
+    and every row's time, is unchanged."""
     names = (f"_h{i}" for i in itertools.count())
-    keep = next(names)
-    frame = source.select("*", (F.col(STREAM) == stream).alias(keep))
-    frame, output = _apply(analyzed, head, frame, _Path(keep, (1,), dict(zip(
-        (a.name for a in layout.attributes(stream)), layout.columns(stream)))), names)
-    attributes = analyzed.streams[head.target].attributes
-    fed = InputLayout((*layout.streams, (head.target, attributes)))
+    frame, _, produced = _outputs(analyzed, fed.heads, source, {}, layout, names, True)
+    (output,) = produced[fed.stream]
+    attributes = analyzed.streams[fed.stream].attributes
+    fed_layout = InputLayout((*layout.streams, (fed.stream, attributes)))
     passes = F.col(output.keep)
     return frame.select(
         *(F.col(c) for c in source.columns if c != STREAM),
-        F.when(passes, F.lit(head.target)).otherwise(F.col(STREAM)).alias(STREAM),
+        F.when(passes, F.lit(fed.stream)).otherwise(F.col(STREAM)).alias(STREAM),
         *(F.when(passes, F.col(f"`{output.columns[a.name]}`")).alias(column)
-          for a, column in zip(attributes, fed.columns(head.target)))), fed
+          for a, column in zip(attributes, fed_layout.columns(fed.stream)))), fed_layout, \
+        output.order
 
 
 def with_tails(analyzed: AnalyzedApp, frame: DataFrame, producers: Sequence[QueryInfo],
@@ -178,7 +183,7 @@ def with_tails(analyzed: AnalyzedApp, frame: DataFrame, producers: Sequence[Quer
         entries[info.target] = [_Path(keep, (), dict(zip((a.name for a in info.outputs),
                                                          slots)),
                                       base, F.element_at(F.col(ORDER), -1))]
-    frame, emitted = _outputs(analyzed, tails.queries, frame, entries, None, names, True)
+    frame, emitted, _ = _outputs(analyzed, tails.queries, frame, entries, None, names, True)
     emitted = [(keep, {SEQ: F.col(SEQ), TS: F.col(TS), "_expired": F.lit(False), **columns})
                for keep, columns in emitted]
     fields = list(dict.fromkeys([*head, *(name for _, columns in emitted for name in columns)]))
@@ -198,10 +203,12 @@ def _struct(columns: dict[str, Column], fields: Sequence[str]) -> Column:
 def _outputs(analyzed: AnalyzedApp, queries: Sequence[QueryInfo], frame: DataFrame,
              entries: dict[str, list[_Path]], layout: InputLayout | None,
              names: Iterator[str], typed: bool
-             ) -> tuple[DataFrame, list[tuple[Column, dict[str, Column]]]]:
-    """``frame`` with the columns of ``queries``' outputs (producers first), and per output
-    the column saying whether the row has one and its writer columns. A query's input is
-    one of ``entries`` or a native query's output, else (with ``layout``) a group input."""
+             ) -> tuple[DataFrame, list[tuple[Column, dict[str, Column]]],
+                        dict[str, list[_Path]]]:
+    """``frame`` with the columns of ``queries``' outputs (producers first), per output the
+    column saying whether the row has one and its writer columns, and per stream the paths
+    of its events. A query's input is one of ``entries`` or a native query's output, else
+    (with ``layout``) a group input."""
     produced = {stream: list(paths) for stream, paths in entries.items()}
     emitted: list[tuple[Column, dict[str, Column]]] = []
     for info in queries:
@@ -210,10 +217,8 @@ def _outputs(analyzed: AnalyzedApp, queries: Sequence[QueryInfo], frame: DataFra
             inputs = produced[stream]
         else:  # an external input: its rows of the wide layout
             assert layout is not None, f"{info.id} reads {stream}, which no entry provides"
-            keep = next(names)
-            frame = frame.select("*", (F.col(STREAM) == stream).alias(keep))
-            inputs = [_Path(keep, (1,), dict(zip((a.name for a in layout.attributes(stream)),
-                                                layout.columns(stream))))]
+            frame, path = _input_path(frame, stream, layout, names)
+            inputs = [path]
         assert info.target is not None
         for path in inputs:
             frame, output = _apply(analyzed, info, frame, path, names)
@@ -223,7 +228,17 @@ def _outputs(analyzed: AnalyzedApp, queries: Sequence[QueryInfo], frame: DataFra
                 ORDER: path.order_of(info.index), "_query": F.lit(info.id),
                 "_target": F.lit(info.target), **values}))
             produced.setdefault(info.target, []).append(output.downstream(info.index))
-    return frame, emitted
+    return frame, emitted, produced
+
+
+def _input_path(frame: DataFrame, stream: str, layout: InputLayout,
+                names: Iterator[str]) -> tuple[DataFrame, _Path]:
+    """``frame`` with a column saying whether the row is an event of the input ``stream``,
+    and the path of those events (reaching their subscribers at ``(1, …)``)."""
+    keep = next(names)
+    columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))
+    return frame.select("*", (F.col(STREAM) == stream).alias(keep)), \
+        _Path(keep, (1,), columns)
 
 
 @dataclass(frozen=True)

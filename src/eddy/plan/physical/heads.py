@@ -7,7 +7,8 @@ on the group's input rows in Spark SQL, as the head does (an ``S`` row that pass
 becomes an ``X`` row with ``a`` and ``c``), and the second query's operator reads those rows
 as if ``X`` were an input stream; only its outputs' order paths differ, since the reference
 reaches it through the head (``(1, head, 0, 1, query, …)`` where a query of an input has
-``(1, query, …)``: :func:`entry`). Every other row is unchanged, so the group's clock is too.
+``(1, query, …)``). Every other row is unchanged, so the group's clock is too. A chain of
+such heads (``S -> A -> X``) feeds a query alike.
 The planner says which queries are fed so (:meth:`~eddy.plan.physical.planner.Planning.
 fed_through`); a query that also reads ``S`` is not (one row cannot be both events).
 """
@@ -28,34 +29,47 @@ not read through."""
 
 @dataclass(frozen=True)
 class Fed:
-    """A query fed by ``head``: it reads ``stream``, which ``head`` alone fills from the
-    group's input stream ``source``."""
+    """A query fed by ``heads``: it reads ``stream``, which the last of them alone fills,
+    each from the one before it, the first from the group's input stream ``source``."""
 
-    head: QueryInfo
+    heads: tuple[QueryInfo, ...]
     stream: str
     source: str
 
-
-def entry(head: QueryInfo) -> tuple[int, ...]:
-    """The order path at which a query fed by ``head`` receives an input's event: the input
-    reaching ``head``, its emission ``0``, handed to subscribers (``1``)."""
-    return (1, head.index, 0, 1)
+    @property
+    def head(self) -> QueryInfo:
+        """The query filling the fed query's input."""
+        return self.heads[-1]
 
 
 def fed_stream(analyzed: AnalyzedApp, info: QueryInfo) -> Fed | None:
-    """The one stream ``info`` reads that a query of the app fills, with that query, when
-    exactly one query fills it, ``info`` reads no other such stream nor the stream that
-    query reads, and that query computes nothing that varies between runs (:data:`VARYING`;
-    the planner's conditions on the head are the rest)."""
+    """The one stream ``info`` reads that a query of the app fills, with the chain of
+    queries filling it (each the only one filling its stream) back to a stream none fills;
+    None when there is no such one stream, ``info`` reads a stream of the chain besides, or a
+    query of the chain computes something that varies between runs (:data:`VARYING`). The
+    planner's conditions on the heads are the rest."""
     produced = [name for name in dict.fromkeys(info.inputs)  # a self join reads one twice
                 if any(q.target == name for q in analyzed.queries)]
     if len(produced) != 1:
         return None
-    heads = [q for q in analyzed.queries if q.target == produced[0]]
-    if len(heads) != 1 or heads[0].id == info.id or len(heads[0].inputs) != 1 or \
-            heads[0].inputs[0] in info.inputs or any(
-                isinstance(node, ast.FunctionCall) and
-                (node.namespace is not None or node.name in VARYING)
-                for node in walk_nodes(heads[0].query)):
-        return None
-    return Fed(heads[0], produced[0], heads[0].inputs[0])
+    chain: list[QueryInfo] = []
+    stream = produced[0]
+    while True:
+        fillers = [q for q in analyzed.queries if q.target == stream]
+        if len(fillers) != 1:
+            return None
+        head = fillers[0]
+        if head.id == info.id or head in chain or len(head.inputs) != 1 or \
+                head.inputs[0] in info.inputs or _varies(head):
+            return None
+        chain.insert(0, head)
+        stream = head.inputs[0]
+        if not any(q.target == stream for q in analyzed.queries):
+            return Fed(tuple(chain), produced[0], stream)
+
+
+def _varies(info: QueryInfo) -> bool:
+    """Whether ``info`` calls a function that may give another value each time."""
+    return any(isinstance(node, ast.FunctionCall) and
+               (node.namespace is not None or node.name in VARYING)
+               for node in walk_nodes(info.query))

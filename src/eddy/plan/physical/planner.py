@@ -101,9 +101,10 @@ class Planning:
     def fed_through(self, info: QueryInfo) -> Fed | None:
         """How ``info`` runs on an operator of its own although a query of the group fills
         one of its inputs (:mod:`eddy.plan.physical.heads`): when that query (its head)
-        only filters and projects one of the group's input streams in Spark SQL, nothing
-        else fills that input, no aggregation reads it, and a rule's operator takes
-        ``info`` reading it as an input stream; else None."""
+        only filters and projects, in Spark SQL, one of the group's input streams or what
+        such queries fill from one, nothing else fills those streams, no aggregation reads
+        them, and a rule's operator takes ``info`` reading the head's as an input stream;
+        else None."""
         if info.id not in self.fed:
             self.fed[info.id] = self._fed_through(info)
         return self.fed[info.id]
@@ -113,13 +114,13 @@ class Planning:
         from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
 
         fed = fed_stream(self.analyzed, info)
-        if fed is None or info.partition is not None:
+        if fed is None or info.partition is not None or fed.source not in self.sources.streams:
             return None
-        head = fed.head
-        if not stateless_shape(head) or fed.source not in self.sources.streams or \
-                fed.source in {q.target for q in self.analyzed.queries} or \
-                self.touches_global_state(head) or fed.stream in self.aggregation_inputs() or \
-                self.facts.spark_sql_problem(self.analyzed, expressions(head)) is not None:
+        aggregated = self.aggregation_inputs()
+        if any(not stateless_shape(head) or self.touches_global_state(head) or
+               head.target in aggregated or
+               self.facts.spark_sql_problem(self.analyzed, expressions(head)) is not None
+               for head in fed.heads):
             return None
         streams = (*self.sources.streams, fed.stream)
         if not self._standalone_over(info, streams) or \

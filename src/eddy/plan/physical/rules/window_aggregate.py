@@ -126,8 +126,9 @@ def _place(planning: Planning, info: QueryInfo) -> None:
     group_by = info.query.selector.group_by
     output = info.query.output
     current = isinstance(output, ast.InsertIntoStream) and output.event_type == "current"
+    # (a fed stream's rows are a filter's outputs: as with a filter in front, one key)
     split = (window.name == "time" and bool(group_by) and len(source.handlers) == 1
-             and current and planning.sources.clock)
+             and current and planning.sources.clock and not through)
     key = StateKey("buckets", tuple((source.stream, v.attribute) for v in group_by),
                    BUCKETS) if split else ONE_KEY
     why = f"it aggregates a #window.{window.name} of {source.stream}{through}"
