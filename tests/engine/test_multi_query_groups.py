@@ -125,7 +125,8 @@ on a.roomNo == b.roomNo and a.t2 > b.t2 select a.roomNo, b.t2 insert into HotPai
 @info(name = 'mild-min') from Mild#window.length(3) select roomNo, min(t) as low
 insert into MildMin;
 """, {"mild": "spark-sql" if JVM else "runtime",
-      "mild-min": "jvm-window-aggregate" if JVM else "runtime", "warm": "spark-sql" if JVM else "runtime", "warm-avg": SLIDING,
+      "mild-min": "jvm-window-aggregate" if JVM else "runtime",
+      "warm": "spark-sql" if JVM else "runtime", "warm-avg": SLIDING,
       "warm-max": "jvm-window-aggregate" if JVM else "runtime", "alert": "spark-sql-tail",
       "cold": "spark-sql" if JVM else "runtime",
       "cold-count": "jvm-window-aggregate" if JVM else "runtime", "hot": "spark-sql",
