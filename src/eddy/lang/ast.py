@@ -310,6 +310,12 @@ class JoinInputStream(InputStream):
         """Whether events that match nothing on the other side are emitted too."""
         return "outer" in self.join_type
 
+    @property
+    def outer_sides(self) -> tuple[bool, bool]:
+        """Per side (left, right), whether its events that match nothing are emitted."""
+        return (self.join_type in ("left outer join", "full outer join"),
+                self.join_type in ("right outer join", "full outer join"))
+
 
 @dataclass(frozen=True)
 class StateElement(Node):

@@ -334,9 +334,7 @@ class JoinQueryBuilder(QueryBuilder):
     def build_join(self) -> JoinQueryRuntime:
         join = self.join
         sides = [self._side(0, join.left), self._side(1, join.right)]
-        outer = {"left outer join": (True, False), "right outer join": (False, True),
-                 "full outer join": (True, True)}.get(join.join_type, (False, False))
-        for side, is_outer in zip(sides, outer):
+        for side, is_outer in zip(sides, join.outer_sides):
             side.outer = is_outer
         sides[0].triggers = sides[0].subscribes and join.unidirectional != "right"
         sides[1].triggers = sides[1].subscribes and join.unidirectional != "left"

@@ -130,15 +130,16 @@ def _tailed(analyzed: AnalyzedApp, frame: DataFrame, queries: Sequence[str],
             tails: NativePlan) -> DataFrame:
     """``frame``, the outputs of an operator running ``queries``, with the outputs of the
     tails reading them (:func:`~eddy.engine.compile.native_queries.with_tails`)."""
-    fed = {analyzed.query(name).target for name in queries}
     producers = [analyzed.query(name) for name in queries]
+    filled = {p.target for p in producers}
     reached = []
     for info in tails.queries:  # producers first
-        if info.inputs[0] in fed:
+        if info.inputs[0] in filled:
             reached.append(info)
-            fed.add(info.target)
-    producers = [p for p in producers if any(p.target in t.inputs for t in reached)]
-    return with_tails(analyzed, frame, producers, NativePlan(tuple(reached)))
+            filled.add(info.target)
+    return with_tails(analyzed, frame,
+                      [p for p in producers if any(p.target in t.inputs for t in reached)],
+                      NativePlan(tuple(reached)))
 
 
 def _disagree(choice: QueryChoice) -> RuntimeError:

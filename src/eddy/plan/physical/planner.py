@@ -4,10 +4,10 @@ Each rule looks at the queries no earlier rule has placed and may place some of 
 the group's runtime operator); the first rule to place a query wins. The rules, in order:
 Spark SQL for stateless queries, the vectorised window aggregate, followed-by and window
 join for each stateful query that stands alone in its group (:meth:`Planning.standalone`;
-the window aggregate also for one a filter feeds: :meth:`Planning.fed_through`), each in its
-own operator with its own state, Spark SQL after such an operator for the stateless queries
-that read its output (:meth:`Planning.tails`), and the per-event runtime (or the
-aggregation step) for the rest. The result is deterministic for the same app and :class:`Sources`.
+also one that filters feed: :meth:`Planning.fed_through`), each in its own operator with its
+own state, Spark SQL after such an operator for the stateless queries that read its output
+(:meth:`Planning.tails`), and the per-event runtime (or the aggregation step) for the rest.
+The result is deterministic for the same app and :class:`Sources`.
 """
 
 from __future__ import annotations
@@ -111,15 +111,12 @@ class Planning:
 
     def _fed_through(self, info: QueryInfo) -> Fed | None:
         from eddy.plan.physical.rules import STATEFUL
-        from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
 
         fed = fed_stream(self.analyzed, info)
         if fed is None or info.partition is not None or fed.source not in self.sources.streams:
             return None
         aggregated = self.aggregation_inputs()
-        if any(not stateless_shape(head) or self.touches_global_state(head) or
-               head.target in aggregated or
-               self.facts.spark_sql_problem(self.analyzed, expressions(head)) is not None
+        if any(not self.filters_in_spark(head) or head.target in aggregated
                for head in fed.heads):
             return None
         streams = (*self.sources.streams, fed.stream)
@@ -137,8 +134,6 @@ class Planning:
         A tail's events are ``info``'s outputs, each taken as it is emitted, so Spark SQL
         computes them from the rows of ``info``'s operator, after it, with the order path
         the runtime gives a subscriber (:mod:`eddy.engine.compile.native_queries`)."""
-        from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
-
         others = [q for q in self.analyzed.queries if q.id != info.id]
         readers = [q for q in others if info.target in q.inputs]
         if not readers:
@@ -149,16 +144,21 @@ class Planning:
             return None
         found: list[QueryInfo] = []
         for reader in readers:
-            if not (stateless_shape(reader) and reader.inputs == (info.target,)
-                    and not self.touches_global_state(reader)
-                    and self.facts.spark_sql_problem(self.analyzed, expressions(reader))
-                    is None):
+            if reader.inputs != (info.target,) or not self.filters_in_spark(reader):
                 return None
             further = self.tails(reader)
             if further is None:
                 return None
             found += [reader, *further]
         return found
+
+    def filters_in_spark(self, info: QueryInfo) -> bool:
+        """Whether ``info`` only filters and projects one stream, touching no table, in
+        expressions Spark SQL evaluates (what a head and a tail must be)."""
+        from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
+
+        return stateless_shape(info) and not self.touches_global_state(info) and \
+            self.facts.spark_sql_problem(self.analyzed, expressions(info)) is None
 
     def aggregation_inputs(self) -> set[str]:
         """The streams the app's aggregations read (:func:`aggregation_inputs`)."""

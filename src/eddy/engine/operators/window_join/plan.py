@@ -148,12 +148,10 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
         return None
     filters = tuple(tuple(h.expression for h in side.handlers if isinstance(h, ast.Filter))
                     for side in (join.left, join.right))
-    outer = {"left outer join": (True, False), "right outer join": (False, True),
-             "full outer join": (True, True)}.get(join.join_type, (False, False))
     spec = WindowJoinSpec(windows, tuple(named.types.items()), tuple(keys), residual,
                           selected, (1, info.index, 0, 0), tuple(named.physical.items()),
                           (join.unidirectional != "right", join.unidirectional != "left"),
-                          outer, info.query.output.event_type)
+                          join.outer_sides, info.query.output.event_type)
     return WindowJoinPlan(info, (join.left.stream, join.right.stream),
                           (filters[0], filters[1]), named.attributes, spec)
 
