@@ -3,12 +3,12 @@
 The physical planner (:mod:`eddy.plan.physical`, Spark-free) decides per query which
 operator runs it and on which state key; this module builds that plan in Spark and nothing
 else: Spark SQL over the group's input rows for the stateless queries
-(:mod:`eddy.engine.compile.native_queries`), the vectorised window aggregate, followed-by and
-window join (:mod:`eddy.engine.operators.window_aggregates`,
-:mod:`eddy.engine.operators.followed_by`, :mod:`eddy.engine.operators.window_join`) for the
-queries planned there, and the per-event runtime or the aggregation step
-(:mod:`eddy.engine.operators.runtime_operator`, :mod:`eddy.engine.operators.aggregation_step`)
-for the rest, keyed as planned, reading rows the JVM narrowed
+(:mod:`eddy.engine.compile.native_queries`), the vectorised window aggregate, followed-by,
+window join and sequence (:mod:`eddy.engine.operators.window_aggregates`,
+:mod:`eddy.engine.operators.followed_by`, :mod:`eddy.engine.operators.window_join`,
+:mod:`eddy.engine.operators.sequence`) for the queries planned there, and the per-event
+runtime or the aggregation step (:mod:`eddy.engine.operators.runtime_operator`,
+:mod:`eddy.engine.operators.aggregation_step`) for the rest, keyed as planned, reading rows the JVM narrowed
 (:mod:`eddy.engine.compile.runtime_input`). Each Python operator is an
 :class:`~eddy.engine.operators.operator_part.OperatorPart`; one runs in a stateful operator of
 its own, several run fused in one (:mod:`eddy.engine.operators.fused_operator`), each keeping
@@ -43,6 +43,8 @@ from eddy.engine.operators.aggregation_step import aggregation_split, make_aggre
 from eddy.engine.operators.followed_by import followed_by_part, plan_followed_by
 from eddy.engine.operators.followed_by.plan import FollowedBySpec
 from eddy.engine.operators.followed_by.jvm import jvm_followed_by
+from eddy.engine.operators.sequence import plan_sequence, sequence_part
+from eddy.engine.operators.sequence.plan import SequenceSpec
 from eddy.engine.operators.fused_operator import run_fused
 from eddy.engine.operators.operator_part import (
     KEY,
@@ -66,7 +68,7 @@ from eddy.store.aggregation_settings import worker_environment
 if TYPE_CHECKING:
     from eddy.lang.semantic import AnalyzedApp
 
-Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec)
+Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec, SequenceSpec)
 
 
 def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
@@ -76,7 +78,7 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
     streaming query runs natively; False also promises that no on-demand query comes, which
-    lets an aggregation-only group run split by group (the planner's rule 6.1). ``typed``
+    lets an aggregation-only group run split by group (the planner's rule 7.1). ``typed``
     False puts the values of Spark SQL's outputs in ``_data`` too (real-time mode writes
     ``OUTPUT_SCHEMA`` only; its groups have no other operator).
     """
@@ -231,8 +233,18 @@ def _window_join(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                             layout)
 
 
+def _sequence(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+              layout: InputLayout) -> OperatorPart:
+    source, layout, start = _fed(analyzed, choice, source, layout)
+    sequence = plan_sequence(analyzed, [analyzed.query(choice.query)], layout)
+    if sequence is None:
+        raise _disagree(choice)
+    sequence = replace(sequence, spec=_entered(sequence.spec, start))
+    return sequence_part(analyzed, sequence, source, layout, buckets=_buckets(choice))
+
+
 _VECTORISED = {"window-aggregate": _window_aggregate, "followed-by": _followed_by,
-               "window-join": _window_join}
+               "window-join": _window_join, "sequence": _sequence}
 
 
 def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
@@ -246,7 +258,7 @@ def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
     step = make_aggregation_step(app_text, layout) if vectorised \
         else make_step(app_text, list(ids), layout)
     key: Column
-    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 6.1)
+    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 7.1)
         split = aggregation_split(plan.runtime.key, source, layout)
         source, streams, key = split.source, split.streams, split.key
     else:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from eddy.engine.compile.spark_sql_support import script_functions, spark_sql_problems
 from eddy.engine.operators.aggregation_step import aggregations_only
 from eddy.engine.operators.followed_by.plan import plan_followed_by
+from eddy.engine.operators.sequence.plan import plan_sequence
 from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate, runs_in_jvm
 from eddy.engine.operators.window_join.plan import plan_window_join
 from eddy.engine.spark.jvm_classes import bridge_jar
@@ -62,6 +63,12 @@ class EngineFacts:
     def jvm_followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                         streams: Sequence[str]) -> bool:
         return bridge_jar() is not None and self.followed_by(analyzed, info, streams)
+
+    def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
+                 streams: Sequence[str]) -> bool:
+        plan = plan_sequence(analyzed, [info], _layout(analyzed, streams))
+        return plan is not None and self.spark_sql_problem(
+            analyzed, [f for filters in plan.filters for f in filters]) is None
 
     def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:

@@ -14,7 +14,7 @@ Python time per 140,000 outputs. A few rows of arrays per call pad next to nothi
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 
@@ -34,7 +34,8 @@ from eddy.engine.operators.operator_part import (
     head_columns,
     value_columns,
 )
-from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
+from eddy.engine.operators.state_keys import hash_bucket
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, spark_type
 from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
@@ -71,6 +72,27 @@ def filter_condition(analyzed: AnalyzedApp, info: QueryInfo, source: int, stream
     for expr in filters:
         condition = condition & compiler.compile_condition(expr)
     return condition
+
+
+def partition_value(layout: InputLayout, attributes: Mapping[str, str]) -> Column:
+    """A value partition's key of a row of any of ``attributes``' streams (stream →
+    attribute): Siddhi's key is the value's ``toString``, which for integral values the
+    number says as well."""
+    kinds = {a.type for stream, name in attributes.items()
+             for a in layout.attributes(stream) if a.name == name}
+    cast = "long" if kinds <= {AttrType.INT, AttrType.LONG} else "string"
+    return F.coalesce(*(F.when(F.col(STREAM) == stream,
+                               attribute_column(layout, stream, name).cast(cast))
+                        for stream, name in attributes.items()))
+
+
+def partition_key(partitioned: bool, column: str, source: DataFrame, buckets: int) -> Column:
+    """The state key of a columnar operator's rows: ``buckets`` hash buckets of the
+    partition value in ``column`` (a key's instance lives in one bucket), or one key for an
+    unpartitioned query."""
+    if partitioned:
+        return hash_bucket([F.col(column)], buckets, source.sparkSession)
+    return F.lit(0)
 
 
 def output_schema(types: Sequence[AttrType], *,
@@ -173,4 +195,4 @@ def batch_frame(frames: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
 
 __all__ = ["ARRAY_ROWS", "POSITION", "array_rows", "attribute_column", "batch_frame",
            "columnar_part", "filter_condition", "filters_compile", "make_step", "output_schema",
-           "writer"]
+           "partition_key", "partition_value", "writer"]

@@ -45,6 +45,11 @@ class OperatorFacts(Protocol):
         """Whether eddy's Java followed-by runs ``info`` (its classes are built on this
         machine, and the followed-by takes the query)."""
 
+    def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
+                 streams: Sequence[str]) -> bool:
+        """Whether the vectorised sequence operator builds its kernel for ``info`` (its
+        filters compiling to Spark SQL included)."""
+
     def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
         """Whether the vectorised window join builds its kernel for ``info`` (its filters

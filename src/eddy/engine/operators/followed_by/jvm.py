@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 from eddy.engine.operators.columnar_expressions import POSITION
-from eddy.engine.operators.columnar_operator import writer
+from eddy.engine.operators.columnar_operator import partition_key, writer
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
     PARTITION,
@@ -31,7 +31,7 @@ from eddy.engine.operators.followed_by.matching import (
     SECOND_PASSES,
 )
 from eddy.engine.operators.followed_by.plan import FIRST, FollowedByPlan, FollowedBySpec
-from eddy.engine.operators.followed_by.spark import pattern_key, pattern_rows
+from eddy.engine.operators.followed_by.spark import pattern_rows
 from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.spark.jvm_classes import java_schema, jvm_class
@@ -56,7 +56,7 @@ def jvm_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFra
     rows = pattern_rows(analyzed, plan, source, layout)
     laid_out = rows.select(
         SEQ, TS, FIRST_EVENT, SECOND_EVENT, SECOND_PASSES,
-        pattern_key(plan, source, buckets).cast("int").alias("_key"),
+        partition_key(spec.partitioned, PARTITION, source, buckets).cast("int").alias("_key"),
         F.col(PARTITION) if spec.partitioned else F.lit(0).cast("long").alias(PARTITION),
         *(F.col(physical[c]).alias(f"c{i}") for i, c in enumerate(columns)))
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType()),
@@ -64,7 +64,8 @@ def jvm_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFra
                         [StructField(f"o{i}", spark_type(o.type))
                          for i, o in enumerate(spec.selected)])
     spark = source.sparkSession
-    computed = operator.apply(laid_out._jdf, json.dumps(operator_spec(spec)), java_schema(spark, output))
+    computed = operator.apply(laid_out._jdf, json.dumps(operator_spec(spec)),
+                              java_schema(spark, output))
     selected = [(o.name, o.type) for o in spec.selected]
     return writer_frame(DataFrame(computed, spark),
                         writer(plan.info, selected, spec.order_prefix)(F.col))

@@ -76,15 +76,9 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if len(rest) != 1:
         return None
     info = rest[0]
-    query, selector = info.query, info.query.selector
-    stream = query.input
+    stream = info.query.input
     if not (isinstance(stream, ast.StateInputStream) and stream.kind == "pattern"
-            and isinstance(query.output, ast.InsertIntoStream)
-            and info.target_kind == "stream" and query.output.event_type == "current"
-            and query.output_rate is None and not selector.group_by
-            and selector.having is None and not selector.order_by
-            and selector.limit is None and selector.offset is None
-            and selector.attributes is not None and not info.aggregates):
+            and selects_per_match(info)):
         return None
     states = _states(stream.state)
     if states is None or len(info.scope.sources) != 2:
@@ -93,13 +87,25 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     inputs = dict(layout.streams)
     if first.stream.stream not in inputs or second.stream.stream not in inputs:
         return None
-    partition = _partition(analyzed, info, {first.stream.stream, second.stream.stream})
+    partition = partition_of(analyzed, info, {first.stream.stream, second.stream.stream})
     if partition is None:
         return None
     try:
         return _plan(analyzed, info, stream, first, second, partition)
     except (NotColumnar, SemanticError):
         return None
+
+
+def selects_per_match(info: QueryInfo) -> bool:
+    """Whether a pattern or sequence query inserts one current event per match into a
+    stream: a selection without aggregates, grouping, ordering, limits or rate limiting."""
+    query, selector = info.query, info.query.selector
+    return (isinstance(query.output, ast.InsertIntoStream)
+            and info.target_kind == "stream" and query.output.event_type == "current"
+            and query.output_rate is None and not selector.group_by
+            and selector.having is None and not selector.order_by
+            and selector.limit is None and selector.offset is None
+            and selector.attributes is not None and not info.aggregates)
 
 
 def _states(state: ast.StateElement) -> tuple[ast.StreamStateElement,
@@ -111,14 +117,19 @@ def _states(state: ast.StateElement) -> tuple[ast.StreamStateElement,
             and type(state.next) is ast.StreamStateElement):
         return None
     first, second = state.element.element, state.next
-    for element in (first, second):
-        s = element.stream
-        if s.inner or s.fault or not all(isinstance(h, ast.Filter) for h in s.handlers):
-            return None
+    if not (filtered_only(first.stream) and filtered_only(second.stream)):
+        return None
     return first, second
 
 
-def _partition(analyzed: AnalyzedApp, info: QueryInfo,
+def filtered_only(stream: ast.SingleInputStream) -> bool:
+    """Whether a state reads an input stream through filters alone (no window, function or
+    inner or fault stream)."""
+    return not (stream.inner or stream.fault) and \
+        all(isinstance(h, ast.Filter) for h in stream.handlers)
+
+
+def partition_of(analyzed: AnalyzedApp, info: QueryInfo,
                streams: set[str]) -> dict[str, str] | None:
     """Stream → partition attribute (empty: unpartitioned); None when the partition is not a
     value partition by a plain attribute of every stream the pattern reads."""
@@ -150,14 +161,14 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
 
     first_scope = scope.with_current(sources[0])
     second_scope = scope.with_current(sources[1])
-    first_filters = _filters(first.stream)
-    if any(_reads(f, first_scope, sources) - {0} for f in first_filters):
+    first_filters = state_filters(first.stream)
+    if any(states_read(f, first_scope, sources) - {0} for f in first_filters):
         return None
     keys: list[tuple[str, str]] = []
     alone: list[ast.Expression] = []
     mixed: list[ast.Expression] = []
-    for part in (c for f in _filters(second.stream) for c in conjuncts(f)):
-        reads = _reads(part, second_scope, sources)
+    for part in (c for f in state_filters(second.stream) for c in conjuncts(f)):
+        reads = states_read(part, second_scope, sources)
         pair = key_pair(part, second_scope, sources)
         if pair is not None:
             keys.append((column(0, pair[0]), column(1, pair[1])))
@@ -176,16 +187,17 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
     within = stream.within.millis if stream.within is not None else None
     spec = FollowedBySpec(within, bool(partition), tuple(named.types.items()),
                           tuple(named.physical.items()), tuple(keys), residual,
-                          selected, _order_prefix(analyzed, info))
+                          selected, order_prefix(analyzed, info))
     return FollowedByPlan(info, first.stream.stream, second.stream.stream,
                           tuple(first_filters), tuple(alone), partition, named.attributes, spec)
 
 
-def _filters(stream: ast.SingleInputStream) -> list[ast.Expression]:
+def state_filters(stream: ast.SingleInputStream) -> list[ast.Expression]:
+    """The filter conditions of a state's stream (see :func:`filtered_only`)."""
     return [h.expression for h in stream.handlers if isinstance(h, ast.Filter)]
 
 
-def _reads(expr: ast.Expression, scope: Scope, sources: Sequence[Source]) -> set[int]:
+def states_read(expr: ast.Expression, scope: Scope, sources: Sequence[Source]) -> set[int]:
     """The states whose events ``expr`` reads (-1: something that is no state's)."""
     from eddy.lang.walk import walk_expression
 
@@ -219,7 +231,7 @@ def key_pair(part: ast.Expression, scope: Scope,
     return a, b
 
 
-def _order_prefix(analyzed: AnalyzedApp, info: QueryInfo) -> tuple[int, ...]:
+def order_prefix(analyzed: AnalyzedApp, info: QueryInfo) -> tuple[int, ...]:
     """The ``_order`` the runtime gives the query's outputs, up to the output's position:
     ``(1, index, 0)`` then, inside a partition, the query's place in it and ``(0, 0)``."""
     if info.partition is None:

@@ -11,7 +11,7 @@ so both cores work (:mod:`eddy.engine.operators.state_keys` spreads them evenly)
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from eddy.engine.operators.columnar_operator import (
@@ -19,6 +19,8 @@ from eddy.engine.operators.columnar_operator import (
     columnar_part,
     filter_condition,
     filters_compile,
+    partition_key,
+    partition_value,
 )
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
@@ -31,9 +33,7 @@ from eddy.engine.operators.followed_by.matching import (
 from eddy.engine.operators.followed_by.plan import FollowedByPlan
 from eddy.engine.operators.operator_part import KEY as OPERATOR_KEY
 from eddy.engine.operators.operator_part import OperatorPart, run_alone
-from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
-from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
 
@@ -51,7 +51,8 @@ def followed_by_part(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFr
     """The operator of :func:`compile_followed_by`, to run alone or fused."""
     spec, info = plan.spec, plan.info
     rows = pattern_rows(analyzed, plan, source, layout)
-    return columnar_part(rows.withColumn(OPERATOR_KEY, pattern_key(plan, source, buckets)),
+    return columnar_part(rows.withColumn(OPERATOR_KEY, partition_key(
+        plan.spec.partitioned, PARTITION, source, buckets)),
                          process, spec, Pending, info,
                          [(o.name, o.type) for o in spec.selected], spec.order_prefix)
 
@@ -69,26 +70,12 @@ def pattern_rows(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
                for column, (stream, name) in plan.attributes.items()]
     rows = source.where(F.col(STREAM).isin(plan.first, plan.second))
     if plan.spec.partitioned:
-        # Siddhi's key is the value's toString: for integral values, the number says the same
-        kinds = {a.type for stream, name in plan.partition_attributes.items()
-                 for a in layout.attributes(stream) if a.name == name}
-        cast = "long" if kinds <= {AttrType.INT, AttrType.LONG} else "string"
-        key = F.coalesce(*(F.when(F.col(STREAM) == stream,
-                                  attribute_column(layout, stream, name).cast(cast))
-                           for stream, name in plan.partition_attributes.items()))
-        rows = rows.withColumn(PARTITION, key).where(F.col(PARTITION).isNotNull())
+        rows = rows.withColumn(PARTITION, partition_value(layout, plan.partition_attributes)) \
+            .where(F.col(PARTITION).isNotNull())
         columns.append(F.col(PARTITION))
     return rows.select(SEQ, TS, (is_first & first).alias(FIRST_EVENT),
                        is_second.alias(SECOND_EVENT), (is_second & second).alias(SECOND_PASSES),
                        *columns)
-
-
-def pattern_key(plan: FollowedByPlan, source: DataFrame, buckets: int) -> Column:
-    """The state key of :func:`pattern_rows`' rows: the planned hash buckets of the
-    partition value, or one key for an unpartitioned pattern."""
-    if plan.spec.partitioned:
-        return hash_bucket([F.col(PARTITION)], buckets, source.sparkSession)
-    return F.lit(0)
 
 
 def compiles_in_spark(analyzed: AnalyzedApp, plan: FollowedByPlan) -> bool:

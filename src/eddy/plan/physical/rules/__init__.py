@@ -7,15 +7,16 @@ from types import ModuleType
 from eddy.plan.physical.rules import (
     followed_by,
     runtime,
+    sequence,
     spark_sql,
     tail,
     window_aggregate,
     window_join,
 )
 
-RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join, tail,
-                                  runtime)
+RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join,
+                                  sequence, tail, runtime)
 """Each module has ``NAME`` and ``apply(planning)``."""
-STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join)
+STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join, sequence)
 """The rules of the stateful operators that run a query each; each also has
 ``takes(planning, info, streams)``."""

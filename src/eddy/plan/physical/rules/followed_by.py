@@ -47,16 +47,22 @@ def apply(planning: Planning) -> None:
             _place(planning, info)
 
 
+def instance_key(planning: Planning, info: QueryInfo) -> StateKey:
+    """The state key of a pattern's or sequence's instances: :data:`BUCKETS` hash buckets of
+    its value partition's attributes, or one key when it is not partitioned."""
+    if info.partition is None:
+        return ONE_KEY
+    streams = set(info.inputs)
+    attributes = {p.stream: p.expression.attribute
+                  for p in planning.analyzed.partition(info.partition).partition.partition_types
+                  if isinstance(p, ast.ValuePartitionType)
+                  and isinstance(p.expression, ast.Variable) and p.stream in streams}
+    return StateKey("buckets", tuple(sorted(attributes.items())), BUCKETS)
+
+
 def _place(planning: Planning, info: QueryInfo) -> None:
     analyzed = planning.analyzed
-    key = ONE_KEY
-    if info.partition is not None:
-        streams = set(info.inputs)
-        attributes = {p.stream: p.expression.attribute
-                      for p in analyzed.partition(info.partition).partition.partition_types
-                      if isinstance(p, ast.ValuePartitionType)
-                      and isinstance(p.expression, ast.Variable) and p.stream in streams}
-        key = StateKey("buckets", tuple(sorted(attributes.items())), BUCKETS)
+    key = instance_key(planning, info)
     why = "it is an 'every e1 -> e2' pattern whose condition is keyed by equalities" + \
         planning.through(info)
     if planning.facts.jvm_followed_by(analyzed, info, planning.streams_of(info)):

@@ -1,0 +1,51 @@
+"""The Spark side of the sequence operator: the rows it reads, its state keys and the
+``applyInPandasWithState`` function around :func:`.matching.process`.
+
+The operator reads only the sequence's streams, narrowed to the columns it uses, with each
+state's conditions on its own event already evaluated in the JVM (one boolean column per
+state). An unpartitioned sequence is one instance — every event resets every state — so it
+keeps one state key, as the reference keeps one thread; a partitioned one is split into the
+planner's hash buckets of the partition key (a key's instance lives in one bucket).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from eddy.engine.operators.columnar_operator import (
+    attribute_column,
+    columnar_part,
+    filter_condition,
+    partition_key,
+    partition_value,
+)
+from eddy.engine.operators.operator_part import KEY as OPERATOR_KEY
+from eddy.engine.operators.operator_part import OperatorPart
+from eddy.engine.operators.sequence.matching import PARTITION, Recent, process
+from eddy.engine.operators.sequence.plan import SequencePlan, passes
+from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
+from eddy.lang.semantic import AnalyzedApp
+
+
+def sequence_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
+                  layout: InputLayout, *, buckets: int) -> OperatorPart:
+    """The sequence operator over ``source``, to run alone or fused; a partitioned
+    sequence's state is keyed by ``buckets`` hash buckets of the partition value (the
+    planner's choice, :mod:`eddy.plan.physical.rules.sequence`)."""
+    spec, info = plan.spec, plan.info
+    streams = sorted(set(plan.streams))
+    flags = [((F.col(STREAM) == stream)
+              & filter_condition(analyzed, info, k, stream, plan.filters[k], layout))
+             .alias(passes(k)) for k, stream in enumerate(plan.streams)]
+    columns = [attribute_column(layout, stream, name).alias(column)
+               for column, (stream, name) in plan.attributes.items()]
+    rows = source.where(F.col(STREAM).isin(*streams))
+    if spec.partitioned:
+        rows = rows.withColumn(PARTITION, partition_value(layout, plan.partition_attributes)) \
+            .where(F.col(PARTITION).isNotNull())
+        columns.append(F.col(PARTITION))
+    rows = rows.select(SEQ, TS, *flags, *columns) \
+        .withColumn(OPERATOR_KEY, partition_key(spec.partitioned, PARTITION, source, buckets))
+    return columnar_part(rows, process, spec, Recent, info,
+                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)
