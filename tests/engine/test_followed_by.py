@@ -49,23 +49,23 @@ from eddy.runtime.model import InputEvent
 STREAMS = ("define stream A (k int, v double, s string);\n"
            "define stream B (k long, v double, s string);\n")
 QUERIES = {
-    "seed": "from every(e1=A) -> e2=A[e1.k == k and (e1.v + 5) <= v] {within} "
+    "seed": "from {every}(e1=A) -> e2=A[e1.k == k and (e1.v + 5) <= v] {within} "
             "select e1.k, e1.v as first, e2.v as second insert into O;",
-    "two-streams": "from every e1=A[v > 0] -> e2=B[k == e1.k and v < e1.v] {within} "
+    "two-streams": "from {every}e1=A[v > 0] -> e2=B[k == e1.k and v < e1.v] {within} "
                    "select e1.s, e2.k, e2.s as t insert into O;",
-    "no-key": "from every e1=A -> e2=A[v > e1.v * 2 or s == e1.s] {within} "
+    "no-key": "from {every}e1=A -> e2=A[v > e1.v * 2 or s == e1.s] {within} "
               "select e1.v, e2.v as w insert into O;",
-    "alone": "from every e1=A[s is null or v < 50] -> e2=B[v > 10 and e1.k == k] {within} "
+    "alone": "from {every}e1=A[s is null or v < 50] -> e2=B[v > 10 and e1.k == k] {within} "
              "select e1.k, e2.v insert into O;",
-    "string-key": "from every e1=A -> e2=A[e1.s == s and e1.k != k] {within} "
+    "string-key": "from {every}e1=A -> e2=A[e1.s == s and e1.k != k] {within} "
                   "select e1.k as a, e2.k as b, e2.s insert into O;",
 }
 PARTITIONS = {"A": "k of A", "B": "k of B"}
 
 
 @cache
-def app(query: str, within: str, partitioned: bool) -> AnalyzedApp:
-    text = QUERIES[query].format(within=within)
+def app(query: str, within: str, partitioned: bool, every: bool = True) -> AnalyzedApp:
+    text = QUERIES[query].format(within=within, every="every " if every else "")
     if partitioned:
         streams = "A" if "=B" not in text else "AB"
         text = (f"partition with ({', '.join(PARTITIONS[s] for s in streams)}) begin\n"
@@ -140,7 +140,7 @@ def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
 def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]]:
     query = draw(st.sampled_from(sorted(QUERIES)))
     within = draw(st.sampled_from(["within 3 sec", "within 500 milliseconds", ""]))
-    analyzed = app(query, within, draw(st.booleans()))
+    analyzed = app(query, within, draw(st.booleans()), draw(st.booleans()))
     n = draw(st.integers(0, 60))
     ts, events = 10_000, []
     back = draw(st.booleans())
@@ -161,6 +161,21 @@ def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEven
                                                      list[int]]) -> None:
     analyzed, events, cuts = scenario
     assert run_operator(analyzed, events, cuts) == by_runtime(analyzed, events)
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_without_every_the_first_match_only(partitioned: bool) -> None:
+    """Without ``every`` the first ``e1`` of an instance alone starts a match, also when
+    later ones come in later micro-batches."""
+    analyzed = app("no-key", "", partitioned, every=False)
+    data = [("A", 1, 1.0), ("A", 1, 5.0), ("A", 2, 1.0), ("A", 1, 9.0), ("A", 2, 9.0)]
+    events = [InputEvent(seq, 1000 + seq, stream, (k, v, None))
+              for seq, (stream, k, v) in enumerate(data)]
+    expected = by_runtime(analyzed, events)
+    assert [o[3] for o in expected] == ([(1.0, 5.0)] if not partitioned
+                                        else [(1.0, 5.0), (1.0, 9.0)])
+    for cuts in ([1] * 5, [2, 1], []):
+        assert run_operator(analyzed, events, cuts) == expected, cuts
 
 
 def test_state_stays_flat_with_within() -> None:
@@ -185,7 +200,7 @@ def test_state_stays_flat_with_within() -> None:
 
 def test_other_shapes_stay_in_the_runtime() -> None:
     for text in ("from every e1=A -> e2=A[v > e1.v] -> e3=A[v > e2.v] select e1.k insert into O;",
-                 "from e1=A -> e2=A[v > e1.v] select e1.k insert into O;",
+                 "from every (e1=A -> e2=A[v > e1.v]) select e1.k insert into O;",
                  "from every e1=A -> e2=A[v > e1.v] select e1.k, count() as c group by e1.k "
                  "insert into O;",
                  "from every e1=A -> e2=A[math:abs(v) > e1.v] select e1.k insert into O;"):

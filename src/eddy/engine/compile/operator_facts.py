@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from eddy.engine.compile.spark_sql_support import script_functions, spark_sql_problems
 from eddy.engine.operators.aggregation_step import aggregations_only
-from eddy.engine.operators.followed_by.plan import plan_followed_by
+from eddy.engine.operators.followed_by.plan import FollowedByPlan, plan_followed_by
 from eddy.engine.operators.sequence.plan import plan_sequence
 from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate, runs_in_jvm
 from eddy.engine.operators.window_join.plan import plan_window_join
@@ -56,13 +56,22 @@ class EngineFacts:
 
     def followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
-        plan = plan_followed_by(analyzed, [info], _layout(analyzed, streams))
-        return plan is not None and self.spark_sql_problem(
-            analyzed, (*plan.first_filters, *plan.second_filters)) is None
+        return self._followed_by(analyzed, info, streams) is not None
 
     def jvm_followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                         streams: Sequence[str]) -> bool:
-        return bridge_jar() is not None and self.followed_by(analyzed, info, streams)
+        if bridge_jar() is None:
+            return False
+        plan = self._followed_by(analyzed, info, streams)
+        return plan is not None and plan.spec.every  # the Java operator restarts every e1
+
+    def _followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
+                     streams: Sequence[str]) -> FollowedByPlan | None:
+        plan = plan_followed_by(analyzed, [info], _layout(analyzed, streams))
+        if plan is None or self.spark_sql_problem(
+                analyzed, (*plan.first_filters, *plan.second_filters)) is not None:
+            return None
+        return plan
 
     def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
                  streams: Sequence[str]) -> bool:

@@ -6,8 +6,10 @@ The reference (``StreamPreStateProcessor``, ported event by event in
 into the *pending* list, in arrival order, just before it is tested. Before every event of
 either stream, ``within`` drops expired matches (``|e1.ts - now| > t``): from the head of
 the pending list, stopping at the first that is still in time, and from the new list all of
-them. The new list joins the pending one sorted by timestamp, not by arrival. An ``S2`` event then completes, in list order, every pending match that ``c``
-accepts; those leave the list. An ``S1`` event that passes its filter adds a new match last.
+them. The new list joins the pending one sorted by timestamp, not by arrival. An ``S2``
+event then completes, in list order, every pending match that ``c`` accepts; those leave
+the list. An ``S1`` event that passes its filter adds a new match last (without ``every``,
+only the instance's first one does: the start state is seeded once).
 
 When timestamps do not go back — the pending list is in time order and every event of the
 batch is at least as late as the one before — "the head up to the first in time" is "every
@@ -62,13 +64,15 @@ _FIRST_BLOCK, _LAST_BLOCK = 2, 256
 class Pending:
     """The ``e1`` matches of one Spark state key, in arrival order: their ``_seq``, ``_ts``,
     partition key, whether they are still in the new list (``waiting``) and their ``e1``
-    columns (what Spark checkpoints, pickled)."""
+    columns; and for a pattern without ``every``, the instances whose match has started
+    (what Spark checkpoints, pickled)."""
 
     seq: Array = field(default_factory=lambda: np.empty(0, np.int64))
     waiting: Array = field(default_factory=lambda: np.empty(0, bool))
     ts: Array = field(default_factory=lambda: np.empty(0, np.int64))
     partition: Array = field(default_factory=lambda: np.empty(0, object))
     columns: dict[str, Values] = field(default_factory=dict)
+    started: set[Any] = field(default_factory=set)
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -111,6 +115,10 @@ def process(spec: FollowedBySpec, pending: Pending,
         pending.columns = {c: Values(np.empty(0, dtype_of(kinds[c])), np.empty(0, bool))
                            for c in first_cols}
     new = np.flatnonzero(starts)
+    if not spec.every:  # the start state is seeded once: its first event only, per instance
+        new = _first_starts(pending.started, partition, new)
+        starts = np.zeros(len(frame), bool)
+        starts[new] = True
     candidate_columns = {c: concat(pending.columns[c], take(batch[c], new))
                          for c in first_cols}
     first_keys = [candidate_columns[a] for a, _ in spec.keys]
@@ -139,8 +147,19 @@ def process(spec: FollowedBySpec, pending: Pending,
                                               testable, seconds, partition, starts)
     left = Pending(candidates.seq[kept], waiting[kept], candidates.ts[kept],
                    candidates.partition[kept],
-                   {c: take(v, kept) for c, v in candidate_columns.items()})
+                   {c: take(v, kept) for c, v in candidate_columns.items()},
+                   pending.started)
     return _outputs(spec, candidates, batch, seq, ts, matched), left
+
+
+def _first_starts(started: set[Any], partition: Array, new: Array) -> Array:
+    """The rows of ``new`` that are the first start of an instance not yet ``started``
+    (which they join)."""
+    first = np.flatnonzero(~pd.Series(partition[new]).duplicated().to_numpy())
+    keys = partition[new[first]].tolist()
+    fresh = [i for i, key in zip(first.tolist(), keys) if key not in started]
+    started.update(keys)
+    return new[np.asarray(fresh, np.int64)]
 
 
 def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],

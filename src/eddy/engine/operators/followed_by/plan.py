@@ -4,6 +4,7 @@ The shape is the seed's query-2 and its kin::
 
     from every e1=S1[f1] -> e2=S2[c] within t select <e1/e2 attributes> insert into Out;
 
+(or without ``every``: the first match only),
 optionally the only query of a ``partition with (k of S1[, k of S2])`` value partition.
 Each ``e1`` starts a partial match that the first later ``S2`` event meeting ``c`` completes,
 unless ``within`` dropped it first (:mod:`.matching` says when exactly). ``c`` is split into
@@ -42,7 +43,8 @@ class FollowedBySpec:
     ``e1``, ``b<i>`` for ``e2``) and ``physical`` the row column each is read from (the
     same for ``e1.x`` and ``e2.x`` of one stream, so it crosses into Python once); ``keys``
     pairs an ``e1`` column with the ``e2`` column it must equal; ``residual`` is the rest of
-    ``c`` that reads ``e1``; ``within`` is in ms."""
+    ``c`` that reads ``e1``; ``within`` is in ms; ``every`` False: only the first ``S1``
+    event that passes ``f`` starts a match (per instance, ever)."""
 
     within: int | None
     partitioned: bool
@@ -52,6 +54,7 @@ class FollowedBySpec:
     residual: Node | None
     selected: tuple[Selected, ...]
     order_prefix: tuple[int, ...]
+    every: bool = True
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     states = _states(stream.state)
     if states is None or len(info.scope.sources) != 2:
         return None
-    first, second = states
+    every, first, second = states
     inputs = dict(layout.streams)
     if first.stream.stream not in inputs or second.stream.stream not in inputs:
         return None
@@ -91,7 +94,7 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if partition is None:
         return None
     try:
-        return _plan(analyzed, info, stream, first, second, partition)
+        return _plan(analyzed, info, stream, every, first, second, partition)
     except (NotColumnar, SemanticError):
         return None
 
@@ -108,18 +111,21 @@ def selects_per_match(info: QueryInfo) -> bool:
             and selector.attributes is not None and not info.aggregates)
 
 
-def _states(state: ast.StateElement) -> tuple[ast.StreamStateElement,
+def _states(state: ast.StateElement) -> tuple[bool, ast.StreamStateElement,
                                               ast.StreamStateElement] | None:
-    """``every e1=S1[f] -> e2=S2[c]``'s two states, or None for any other shape."""
-    if not (isinstance(state, ast.NextStateElement)
-            and isinstance(state.element, ast.EveryStateElement)
-            and type(state.element.element) is ast.StreamStateElement
-            and type(state.next) is ast.StreamStateElement):
+    """``[every] e1=S1[f] -> e2=S2[c]``'s ``every`` and two states, or None for any other
+    shape."""
+    if not isinstance(state, ast.NextStateElement):
         return None
-    first, second = state.element.element, state.next
-    if not (filtered_only(first.stream) and filtered_only(second.stream)):
+    first = state.element
+    every = isinstance(first, ast.EveryStateElement)
+    if isinstance(first, ast.EveryStateElement):
+        first = first.element
+    second = state.next
+    if not (type(first) is ast.StreamStateElement and type(second) is ast.StreamStateElement
+            and filtered_only(first.stream) and filtered_only(second.stream)):
         return None
-    return first, second
+    return every, first, second
 
 
 def filtered_only(stream: ast.SingleInputStream) -> bool:
@@ -151,7 +157,7 @@ def partition_of(analyzed: AnalyzedApp, info: QueryInfo,
     return {s: attributes[s] for s in sorted(streams)}
 
 
-def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
+def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, every: bool,
           first: ast.StreamStateElement, second: ast.StreamStateElement,
           partition: dict[str, str]) -> FollowedByPlan | None:
     scope = info.scope
@@ -187,7 +193,7 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream,
     within = stream.within.millis if stream.within is not None else None
     spec = FollowedBySpec(within, bool(partition), tuple(named.types.items()),
                           tuple(named.physical.items()), tuple(keys), residual,
-                          selected, order_prefix(analyzed, info))
+                          selected, order_prefix(analyzed, info), every)
     return FollowedByPlan(info, first.stream.stream, second.stream.stream,
                           tuple(first_filters), tuple(alone), partition, named.attributes, spec)
 

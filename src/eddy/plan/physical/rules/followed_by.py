@@ -3,20 +3,21 @@
 Applies to each query left after rules 1–2 that stands alone in its group
 (:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
 aggregation, which stay with the runtime), and the query is
-``from every e1=S1[f] -> e2=S2[c] within t`` selecting
-attributes of ``e1`` and ``e2`` into a stream, optionally the only query of a value
+``from every e1=S1[f] -> e2=S2[c] within t`` (or without ``every``: the first match only)
+selecting attributes of ``e1`` and ``e2`` into a stream, optionally the only query of a value
 partition by plain integral, string or bool attributes of both streams
 (:mod:`eddy.engine.operators.followed_by` builds the kernel and says whether it can: ``c`` must
 split into equality keys, Spark SQL filters and numpy columns).
 
-Exact because each ``e1`` starts one partial match that the first later matching ``S2``
-event completes unless ``within`` expired it, which the kernel computes per key in input
-order; a standalone query's outputs depend on the group's input rows alone. State: hash
-buckets of the partition value (a key's instance lives in one bucket, as in Siddhi each key
-has its own pattern), or one key for an unpartitioned pattern. When eddy's JVM classes are
+Exact because each ``e1`` (without ``every``: the instance's first) starts one partial
+match that the first later matching ``S2`` event completes unless ``within`` expired it,
+which the kernel computes per key in input order; a standalone query's outputs depend on
+the group's input rows alone. State: hash buckets of the partition value (a key's instance
+lives in one bucket, as in Siddhi each key has its own pattern), or one key for an unpartitioned pattern. When eddy's JVM classes are
 built on this machine (the engine's facts say so) the same plan runs in eddy's Java
 operator (:mod:`eddy.engine.operators.followed_by.jvm`: the reference's steps event by
-event, matches indexed by key, and no crossing into a Python worker).
+event, matches indexed by key, and no crossing into a Python worker), which restarts with
+every ``e1``: a pattern without ``every`` runs in the NumPy one.
 """
 
 from __future__ import annotations
@@ -63,7 +64,12 @@ def instance_key(planning: Planning, info: QueryInfo) -> StateKey:
 def _place(planning: Planning, info: QueryInfo) -> None:
     analyzed = planning.analyzed
     key = instance_key(planning, info)
-    why = "it is an 'every e1 -> e2' pattern whose condition is keyed by equalities" + \
+    pattern = info.query.input
+    assert isinstance(pattern, ast.StateInputStream) and \
+        isinstance(pattern.state, ast.NextStateElement)
+    shape = "every e1 -> e2" if isinstance(pattern.state.element, ast.EveryStateElement) \
+        else "e1 -> e2 (its first match only)"
+    why = f"it is an '{shape}' pattern whose condition is keyed by equalities" + \
         planning.through(info)
     if planning.facts.jvm_followed_by(analyzed, info, planning.streams_of(info)):
         planning.choose(QueryChoice(info.id, "jvm-followed-by", key, NAME,
