@@ -37,6 +37,7 @@ from eddy.engine.operators.followed_by.matching import (
     PARTITION,
     SECOND_EVENT,
     SECOND_PASSES,
+    SIDE_FLAGS,
     Pending,
     process,
 )
@@ -47,7 +48,8 @@ from eddy.lang.semantic import AnalyzedApp
 from eddy.runtime.model import InputEvent
 
 STREAMS = ("define stream A (k int, v double, s string);\n"
-           "define stream B (k long, v double, s string);\n")
+           "define stream B (k long, v double, s string);\n"
+           "define stream C (k int, v double, s string);\n")
 QUERIES = {
     "seed": "from {every}(e1=A) -> e2=A[e1.k == k and (e1.v + 5) <= v] {within} "
             "select e1.k, e1.v as first, e2.v as second insert into O;",
@@ -57,17 +59,23 @@ QUERIES = {
               "select e1.v, e2.v as w insert into O;",
     "alone": "from {every}e1=A[s is null or v < 50] -> e2=B[v > 10 and e1.k == k] {within} "
              "select e1.k, e2.v insert into O;",
+    "either": "from {every}e1=A[v > 0] -> (e2=B[k == e1.k and v < e1.v] or e3=C[k == e1.k]) "
+              "{within} select e1.s, e2.k, e3.v as t insert into O;",
+    "either-same": "from {every}e1=A -> (e2=A[v > e1.v] or e3=A[s == e1.s]) {within} "
+                   "select e1.v, e2.v as l, e3.v as r insert into O;",
+    "either-mixed": "from {every}e1=A -> (e2=B[v > 10] or e3=A[e1.k == k and v < e1.v]) "
+                    "{within} select e1.k, e2.v, e3.s insert into O;",
     "string-key": "from {every}e1=A -> e2=A[e1.s == s and e1.k != k] {within} "
                   "select e1.k as a, e2.k as b, e2.s insert into O;",
 }
-PARTITIONS = {"A": "k of A", "B": "k of B"}
+PARTITIONS = {"A": "k of A", "B": "k of B", "C": "k of C"}
 
 
 @cache
 def app(query: str, within: str, partitioned: bool, every: bool = True) -> AnalyzedApp:
     text = QUERIES[query].format(within=within, every="every " if every else "")
     if partitioned:
-        streams = "A" if "=B" not in text else "AB"
+        streams = [s for s in "ABC" if f"={s}" in text]
         text = (f"partition with ({', '.join(PARTITIONS[s] for s in streams)}) begin\n"
                 f"{text}\nend;")
     return check("@app:playback\n" + STREAMS + text)
@@ -85,14 +93,19 @@ def plan_of(analyzed: AnalyzedApp) -> FollowedByPlan:
 def operator_rows(analyzed: AnalyzedApp, plan: FollowedByPlan,
                   events: Sequence[InputEvent]) -> pd.DataFrame:
     """The rows Spark hands the operator (what :mod:`.spark` computes in the JVM)."""
-    kinds = {a.name: a.type for name in ("A", "B") for a in analyzed.streams[name].attributes}
+    kinds = {a.name: a.type for name in ("A", "B", "C")
+             for a in analyzed.streams[name].attributes}
     names = [a.name for a in analyzed.streams["A"].attributes]
     scope = plan.info.scope
-    rows: dict[str, list[Any]] = {SEQ: [], TS: [], FIRST_EVENT: [], SECOND_EVENT: [],
-                                  SECOND_PASSES: [], PARTITION: []}
+    sides = [(plan.second, plan.second_filters)]
+    if plan.right is not None:
+        sides.append((plan.right, plan.right_filters))
+    flags = SIDE_FLAGS[:len(sides)]
+    rows: dict[str, list[Any]] = {SEQ: [], TS: [], FIRST_EVENT: [], PARTITION: []}
+    rows.update({c: [] for side in flags for c in side})
     rows.update({c: [] for c in plan.attributes})
     for event in events:
-        if event.stream not in (plan.first, plan.second):
+        if event.stream not in (plan.first, *(s for s, _ in sides)):
             continue
         values = dict(zip(names, event.data))
         key = None
@@ -113,9 +126,9 @@ def operator_rows(analyzed: AnalyzedApp, plan: FollowedByPlan,
         rows[SEQ].append(event.seq)
         rows[TS].append(event.ts)
         rows[FIRST_EVENT].append(event.stream == plan.first and holds(0, plan.first_filters))
-        rows[SECOND_EVENT].append(event.stream == plan.second)
-        rows[SECOND_PASSES].append(event.stream == plan.second
-                                   and holds(1, plan.second_filters))
+        for side, ((stream, filters), (of_stream, passes)) in enumerate(zip(sides, flags)):
+            rows[of_stream].append(event.stream == stream)
+            rows[passes].append(event.stream == stream and holds(1 + side, filters))
         rows[PARTITION].append(key)
         for column, (stream, name) in plan.attributes.items():
             rows[column].append(values[name] if stream == event.stream else None)
@@ -140,13 +153,15 @@ def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
 def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]]:
     query = draw(st.sampled_from(sorted(QUERIES)))
     within = draw(st.sampled_from(["within 3 sec", "within 500 milliseconds", ""]))
+    if query.startswith("either"):  # (e2 or e3) within t stays in the runtime
+        within = ""
     analyzed = app(query, within, draw(st.booleans()), draw(st.booleans()))
     n = draw(st.integers(0, 60))
     ts, events = 10_000, []
     back = draw(st.booleans())
     for seq in range(n):
         ts += draw(st.integers(-900 if back else 0, 1200))
-        stream = draw(st.sampled_from("AB"))
+        stream = draw(st.sampled_from("ABC"))
         k = draw(st.sampled_from([None, 0, 1, 1, 2, 2, 3]))
         v = draw(st.sampled_from([None, -1.0, 0.0, 3.5, 9.0, 20.0, 70.0]))
         s = draw(st.sampled_from([None, "x", "y", "y"]))
@@ -178,6 +193,21 @@ def test_without_every_the_first_match_only(partitioned: bool) -> None:
         assert run_operator(analyzed, events, cuts) == expected, cuts
 
 
+@pytest.mark.parametrize("cuts", [[], [2, 1, 1], [3, 1], [1, 1, 1, 1]])
+@pytest.mark.parametrize("back", [True, False])
+def test_either_side_the_left_first(cuts: list[int], back: bool) -> None:
+    """``e1 -> (e2 or e3)`` over one stream: at an event both sides accept, the left side
+    completes the match; and the matches an event completes come out the left side's first,
+    each side's in its list's order — also when time goes back (the event-by-event path)."""
+    analyzed = app("either-same", "", False)
+    data = [(5.0, "x", 1000), (1.0, "y", 2000 if back else 1100), (4.0, "x", 1500),
+            (9.0, "x", 1600)]
+    events = [InputEvent(seq, ts, "A", (1, v, s)) for seq, (v, s, ts) in enumerate(data)]
+    expected = by_runtime(analyzed, events)
+    assert [o[3] for o in expected] == [(1.0, 4.0, None), (5.0, None, 4.0), (4.0, 9.0, None)]
+    assert run_operator(analyzed, events, cuts) == expected
+
+
 def test_state_stays_flat_with_within() -> None:
     """200,000 events over 1,000 keys: the pending matches stay bounded by ``within``."""
     analyzed = app("seed", "within 2 sec", False)
@@ -201,6 +231,9 @@ def test_state_stays_flat_with_within() -> None:
 def test_other_shapes_stay_in_the_runtime() -> None:
     for text in ("from every e1=A -> e2=A[v > e1.v] -> e3=A[v > e2.v] select e1.k insert into O;",
                  "from every (e1=A -> e2=A[v > e1.v]) select e1.k insert into O;",
+                 "from every e1=A -> (e2=B or e3=C) within 1 sec select e1.k insert into O;",
+                 "from every e1=A -> (e2=B and e3=C) select e1.k insert into O;",
+                 "from every e1=A -> (e2=B[v > e3.v] or e3=C) select e1.k insert into O;",
                  "from every e1=A -> e2=A[v > e1.v] select e1.k, count() as c group by e1.k "
                  "insert into O;",
                  "from every e1=A -> e2=A[math:abs(v) > e1.v] select e1.k insert into O;"):
@@ -209,19 +242,22 @@ def test_other_shapes_stay_in_the_runtime() -> None:
         assert plan_followed_by(analyzed, list(analyzed.queries), layout) is None, text
 
 
-@pytest.mark.parametrize("partitioned", [False, True])
-def test_followed_by_through_spark(spark: Any, partitioned: bool) -> None:
+@pytest.mark.parametrize(("query", "within", "partitioned"), [
+    ("two-streams", "within 2 sec", False), ("two-streams", "within 2 sec", True),
+    ("either", "", True)])
+def test_followed_by_through_spark(spark: Any, query: str, within: str,
+                                   partitioned: bool) -> None:
     """The real plan (``eddy.replay`` on Spark) in micro-batches of 25 events, timestamps
     going back now and then, equals the runtime."""
     from eddy.engine.run.replay import replay
 
-    analyzed = app("two-streams", "within 2 sec", partitioned)
+    analyzed = app(query, within, partitioned)
     rng = np.random.default_rng(3)
     events, ts = [], 10_000
     for seq in range(200):
         ts += int(rng.integers(-300 if seq % 50 > 40 else 0, 700))
         k = None if seq % 37 == 0 else int(rng.integers(0, 5))
-        events.append(InputEvent(seq, ts, "AB"[int(rng.integers(0, 2))],
+        events.append(InputEvent(seq, ts, "ABC"[int(rng.integers(0, 3))],
                                  (k, float(rng.normal(10, 8)), "xy"[seq % 2])))
     inputs = [{"stream": e.stream, "data": list(e.data), "timestamp": e.ts} for e in events]
     result = replay(analyzed.source, inputs, batch_size=25)

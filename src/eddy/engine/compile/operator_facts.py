@@ -63,13 +63,13 @@ class EngineFacts:
         if bridge_jar() is None:
             return False
         plan = self._followed_by(analyzed, info, streams)
-        return plan is not None and plan.spec.every  # the Java operator restarts every e1
+        # the Java operator restarts with every e1 and completes through one state
+        return plan is not None and plan.spec.every and plan.spec.right is None
 
     def _followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                      streams: Sequence[str]) -> FollowedByPlan | None:
         plan = plan_followed_by(analyzed, [info], _layout(analyzed, streams))
-        if plan is None or self.spark_sql_problem(
-                analyzed, (*plan.first_filters, *plan.second_filters)) is not None:
+        if plan is None or self.spark_sql_problem(analyzed, plan.spark_filters()) is not None:
             return None
         return plan
 

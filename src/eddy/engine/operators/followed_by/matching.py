@@ -20,6 +20,13 @@ events sorted by (key, arrival), each match's first candidate by binary search, 
 candidates after it tested in growing blocks until each match has its event or has run past
 its key's events or its ``within``. A batch whose timestamps go back is run event by event
 instead (:func:`_sequential`), with the same state, so either path may follow the other.
+
+``e1 -> (e2=S2[c2] or e3=S3[c3])`` (without ``within``) puts each match into two pending
+lists, one per side (``LogicalPreStateProcessor``); an event of either stream moves the new
+matches into both. A side's event completes the matches it accepts — the left side first
+when one event is of both streams — and the other side drops such a match when it next sees
+an event of its own stream. Without ``within`` nothing scans the lists from the head, so a
+completed match left in the other list changes nothing: the kernel keeps one list.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from eddy.engine.operators.columnar_expressions import (
+    Node,
     Values,
     column_values,
     concat,
@@ -45,16 +53,19 @@ from eddy.engine.operators.columnar_expressions import (
     take,
     truthy,
 )
-from eddy.engine.operators.followed_by.plan import FIRST, FollowedBySpec
+from eddy.engine.operators.followed_by.plan import FIRST, SIDES, FollowedBySpec
 from eddy.engine.spark.row_layout import SEQ, TS
 
-__all__ = ["FIRST_EVENT", "KEY", "PARTITION", "SECOND_EVENT", "SECOND_PASSES", "Pending",
-           "process"]
+__all__ = ["FIRST_EVENT", "KEY", "PARTITION", "SECOND_EVENT", "SECOND_PASSES", "SIDE_FLAGS",
+           "Pending", "process"]
 
 Array = npt.NDArray[Any]
 FIRST_EVENT = "_s1"    # an S1 event that passes e1's filter: it starts a match
 SECOND_EVENT = "_s2"   # an S2 event (of the instance): it expires matches
 SECOND_PASSES = "_f2"  # ... and passes the conditions that read e2 alone
+SIDE_FLAGS = ((SECOND_EVENT, SECOND_PASSES), ("_s3", "_f3"))
+"""Per completing state (``e2``, and ``e3`` of ``(e2 or e3)``): the row is of its stream,
+and also passes its conditions on its own event."""
 PARTITION = "_pk"      # the partition key (partitioned patterns only)
 KEY = "_key"
 _FIRST_BLOCK, _LAST_BLOCK = 2, 256
@@ -80,24 +91,55 @@ class Pending:
 
 @dataclass(frozen=True)
 class _Candidates:
-    """Pending matches followed by the batch's new ones, with their match-key groups."""
+    """Pending matches followed by the batch's new ones, with their match-key groups (one
+    array per side)."""
 
     seq: Array
     ts: Array
     partition: Array
     instance: Array  # the partition key's number (shared with the batch rows')
     columns: dict[str, Values]
-    group: Array
+    groups: tuple[Array, ...]
     rows: Array  # the batch row that started each (-1: from an earlier batch)
     waiting: Array  # in the new list at the batch's start (the batch's own: True)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The batch's rows as the sides see them: per side, whether a row is of its stream,
+    whether it may complete (passes, has a key group) and its key group."""
+
+    ts: Array
+    instance: Array
+    of_side: tuple[Array, ...]
+    testable: tuple[Array, ...]
+    groups: tuple[Array, ...]
+
+    @property
+    def seconds(self) -> Array:
+        """Rows of any completing state's stream: they move new matches to pending."""
+        found: Array = np.logical_or.reduce(self.of_side)
+        return found
+
+
+@dataclass(frozen=True)
+class _Result:
+    """(candidate, row, side) triples in emission order; the candidates that stay, in their
+    list order; and which are in the new list."""
+
+    matched: Array
+    kept: Array
+    waiting: Array
 
 
 def process(spec: FollowedBySpec, pending: Pending,
             frame: pd.DataFrame) -> tuple[pd.DataFrame, Pending]:
     """The batch's outputs (``_seq``, ``_ts``, ``_i`` and ``o<i>`` per selected attribute,
     in emission order) and the matches still pending after it. ``frame`` holds the rows of
-    S1 and S2 in ``_seq`` order with the flag columns above and the spec's columns."""
+    the pattern's streams in ``_seq`` order with the flag columns above and the spec's
+    columns."""
     kinds = dict(spec.columns)
+    sides = spec.sides()
     first_cols = [c for c in kinds if c.startswith(FIRST)]
     read: dict[str, Values] = {}
     for logical, physical in spec.physical:
@@ -106,7 +148,6 @@ def process(spec: FollowedBySpec, pending: Pending,
     batch = {logical: read[physical] for logical, physical in spec.physical}
     seq, ts = frame[SEQ].to_numpy(np.int64), frame[TS].to_numpy(np.int64)
     starts = frame[FIRST_EVENT].to_numpy(bool)
-    seconds = frame[SECOND_EVENT].to_numpy(bool)
     partition = frame[PARTITION].to_numpy() if spec.partitioned \
         else np.zeros(len(frame), np.int64)
     if not len(pending):
@@ -121,35 +162,35 @@ def process(spec: FollowedBySpec, pending: Pending,
         starts[new] = True
     candidate_columns = {c: concat(pending.columns[c], take(batch[c], new))
                          for c in first_cols}
-    first_keys = [candidate_columns[a] for a, _ in spec.keys]
-    second_keys = [batch[b] for _, b in spec.keys]
     candidate_partition = np.concatenate([pending.partition, partition[new]])
     instances = pd.factorize(np.concatenate([candidate_partition, partition]))[0] \
         .astype(np.int64)
-    groups = key_groups(instances, first_keys, second_keys)
+    size = len(candidate_partition)
+    groups = [key_groups(instances, [candidate_columns[a] for a, _ in side.keys],
+                         [batch[b] for _, b in side.keys]) for side in sides]
     candidates = _Candidates(
         np.concatenate([pending.seq, seq[new]]), np.concatenate([pending.ts, ts[new]]),
-        candidate_partition, instances[:len(candidate_partition)], candidate_columns,
-        groups[:len(candidate_partition)],
+        candidate_partition, instances[:size], candidate_columns,
+        tuple(g[:size] for g in groups),
         np.concatenate([np.full(len(pending), -1, np.int64), new]),
         np.concatenate([pending.waiting, np.ones(len(new), bool)]))
-    event_group = groups[len(candidate_partition):]
-    row_instance = instances[len(candidate_partition):]
-    testable = seconds & frame[SECOND_PASSES].to_numpy(bool) & (event_group >= 0)
-    # every event of either stream expires matches, and new matches join the pending list
-    # in time order: all of them count for the order
-    in_order = bool((np.diff(np.concatenate([pending.ts, ts])) >= 0).all())
-    if in_order:
-        matched, kept, waiting = _vectorised(spec, candidates, batch, ts, event_group,
-                                              testable, seconds, row_instance)
+    of_side = tuple(frame[SIDE_FLAGS[j][0]].to_numpy(bool) for j in range(len(sides)))
+    rows = _Rows(ts, instances[size:], of_side,
+                 tuple(of_side[j] & frame[SIDE_FLAGS[j][1]].to_numpy(bool)
+                       & (groups[j][size:] >= 0) for j in range(len(sides))),
+                 tuple(g[size:] for g in groups))
+    # every event of the pattern's streams expires matches, and new matches join the pending
+    # lists in time order: all of them count for the order
+    if (np.diff(np.concatenate([pending.ts, ts])) >= 0).all():
+        result = _vectorised(spec, candidates, batch, rows)
     else:
-        matched, kept, waiting = _sequential(spec, candidates, batch, ts, event_group,
-                                              testable, seconds, partition, starts)
-    left = Pending(candidates.seq[kept], waiting[kept], candidates.ts[kept],
+        result = _sequential(spec, candidates, batch, rows, partition, starts)
+    kept = result.kept
+    left = Pending(candidates.seq[kept], result.waiting[kept], candidates.ts[kept],
                    candidates.partition[kept],
                    {c: take(v, kept) for c, v in candidate_columns.items()},
                    pending.started)
-    return _outputs(spec, candidates, batch, seq, ts, matched), left
+    return _outputs(spec, candidates, batch, seq, ts, result.matched), left
 
 
 def _first_starts(started: set[Any], partition: Array, new: Array) -> Array:
@@ -163,52 +204,67 @@ def _first_starts(started: set[Any], partition: Array, new: Array) -> Array:
 
 
 def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
-                ts: Array, event_group: Array, testable: Array, seconds: Array,
-                row_instance: Array) -> tuple[Array, Array, Array]:
-    """(candidate, batch row) pairs that complete, in emission order; the candidates that
-    stay, in their list order; and which candidates are still in the new list."""
-    events = np.flatnonzero(testable)
-    events = events[np.argsort(event_group[events], kind="stable")]  # by (group, arrival)
-    groups = event_group[events]
+                rows: _Rows) -> _Result:
+    """The batch when its timestamps do not go back: each live match completes at its
+    earliest accepting event over the sides (the left side's at a tie)."""
+    found = np.full(len(candidates.seq), -1, np.int64)
+    side = np.full(len(candidates.seq), -1, np.int64)
+    for j, completing in enumerate(spec.sides()):
+        first = _first_events(spec.within, completing.residual, candidates, j, batch, rows)
+        better = (first >= 0) & ((found < 0) | (first < found))
+        found[better], side[better] = first[better], j
+    matched = np.flatnonzero(found >= 0)
+    ts, seconds = rows.ts, rows.seconds
+    alive = found < 0
+    if spec.within is not None:  # in time order, an instance's last event is its latest
+        last = _last_row(candidates, rows.instance, np.ones(len(ts), bool))
+        alive &= ~((last > candidates.rows) & (ts[np.maximum(last, 0)] - candidates.ts
+                                                > spec.within))
+    waiting = candidates.waiting & ~(_last_row(candidates, rows.instance, seconds)
+                                     > candidates.rows)
+    triples = np.stack([matched, found[matched], side[matched]], axis=1)
+    # emitted at the completing event, the left side's first, each in its list's order:
+    # the candidates' (time) order here
+    triples = triples[np.lexsort((triples[:, 0], triples[:, 2], triples[:, 1]))]
+    return _Result(triples, np.flatnonzero(alive), waiting)
+
+
+def _first_events(within: int | None, residual: Node | None, candidates: _Candidates,
+                  side: int, batch: Mapping[str, Values], rows: _Rows) -> Array:
+    """Per candidate still live, the first later batch row that completes it through
+    ``side`` within ``within`` of its ``e1`` (-1: none)."""
+    ts, group = rows.ts, candidates.groups[side]
+    events = np.flatnonzero(rows.testable[side])
+    events = events[np.argsort(rows.groups[side][events], kind="stable")]  # (group, arrival)
+    groups = rows.groups[side][events]
     width = np.int64(len(ts) + 1)  # a candidate's first event: same group, a later row
-    first = np.searchsorted(groups * width + events, candidates.group * width + candidates.rows,
+    first = np.searchsorted(groups * width + events, group * width + candidates.rows,
                             side="right")
-    end = np.searchsorted(groups, candidates.group, side="right")
-    active = np.flatnonzero((candidates.group >= 0) & (first < end))
+    end = np.searchsorted(groups, group, side="right")
+    active = np.flatnonzero((group >= 0) & (first < end))
     found = np.full(len(candidates.seq), -1, np.int64)
     offset, block = 0, _FIRST_BLOCK
     while len(active):
         tried = first[active, None] + np.arange(offset, offset + block)[None, :]
         inside = tried < end[active, None]
-        rows = events[np.minimum(tried, len(events) - 1)]
-        if spec.within is not None:
-            inside &= ts[rows] - candidates.ts[active, None] <= spec.within
+        at = events[np.minimum(tried, len(events) - 1)]
+        if within is not None:
+            inside &= ts[at] - candidates.ts[active, None] <= within
         accepted = inside.copy()
-        if spec.residual is not None and inside.any():
+        if residual is not None and inside.any():
             which, step = np.nonzero(inside)
-            accepted[which, step] = _accepts(spec, candidates, batch, active[which],
-                                             rows[which, step])
+            accepted[which, step] = _accepts(residual, candidates, batch, active[which],
+                                             at[which, step])
         hit = accepted.any(axis=1)
         chosen = np.argmax(accepted, axis=1)
-        found[active[hit]] = rows[hit, chosen[hit]]
+        found[active[hit]] = at[hit, chosen[hit]]
         # a candidate is done when matched or past its key's events or its within (its
         # key's events are in time order, so no later one is within either)
-        done = hit | ~inside.all(axis=1)
-        active = active[~done]
+        finished = hit | ~inside.all(axis=1)
+        active = active[~finished]
         offset += block
         block = min(block * 4, _LAST_BLOCK)
-    matched = np.flatnonzero(found >= 0)
-    alive = found < 0
-    if spec.within is not None:  # in time order, an instance's last event is its latest
-        last = _last_row(candidates, row_instance, np.ones(len(ts), bool))
-        alive &= ~((last > candidates.rows) & (ts[np.maximum(last, 0)] - candidates.ts
-                                                > spec.within))
-    waiting = candidates.waiting & ~(_last_row(candidates, row_instance, seconds)
-                                     > candidates.rows)
-    pairs = np.stack([matched, found[matched]], axis=1)
-    # emitted at the completing event, in pending order: the candidates' (time) order here
-    pairs = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
-    return pairs, np.flatnonzero(alive), waiting
+    return found
 
 
 def _last_row(candidates: _Candidates, row_instance: Array, chosen: Array) -> Array:
@@ -222,10 +278,10 @@ def _last_row(candidates: _Candidates, row_instance: Array, chosen: Array) -> Ar
 
 
 def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
-                ts: Array, event_group: Array, testable: Array, seconds: Array,
-                partition: Array, starts: Array) -> tuple[Array, Array, Array]:
+                rows: _Rows, partition: Array, starts: Array) -> _Result:
     """The reference's order of work, event by event (timestamps go back in this batch)."""
     within = spec.within if spec.within is not None else np.iinfo(np.int64).max
+    sides = spec.sides()
     pending: dict[Any, deque[int]] = {}
     new: dict[Any, list[int]] = {}
     for index in range(int((candidates.rows < 0).sum())):
@@ -233,9 +289,10 @@ def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
         lists.setdefault(candidates.partition[index], []).append(index)  # type: ignore[arg-type]
     pending = {key: deque(items) for key, items in pending.items()}
     started = {int(r): i for i, r in enumerate(candidates.rows) if r >= 0}
-    pairs: list[tuple[int, int]] = []
-    for row in range(len(ts)):
-        key, now = partition[row], int(ts[row])
+    seconds = rows.seconds
+    triples: list[tuple[int, int, int]] = []
+    for row in range(len(rows.ts)):
+        key, now = partition[row], int(rows.ts[row])
         waiting = pending.setdefault(key, deque())
         while waiting and abs(int(candidates.ts[waiting[0]]) - now) > within:
             waiting.popleft()
@@ -244,15 +301,18 @@ def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
             waiting.extend(sorted(fresh, key=lambda c: int(candidates.ts[c])))
             fresh = []
         new[key] = fresh
-        if testable[row] and waiting:
+        for j, side in enumerate(sides):  # the left side's list first
+            if not rows.testable[j][row] or not waiting:
+                continue
             listed = np.fromiter(waiting, np.int64, len(waiting))
-            tried = listed[candidates.group[listed] == event_group[row]]
-            if len(tried) and spec.residual is not None:
-                tried = tried[_accepts(spec, candidates, batch, tried, np.full(len(tried), row))]
+            tried = listed[candidates.groups[j][listed] == rows.groups[j][row]]
+            if len(tried) and side.residual is not None:
+                tried = tried[_accepts(side.residual, candidates, batch, tried,
+                                       np.full(len(tried), row))]
             if len(tried):
-                done = set(tried.tolist())
-                pairs += [(c, row) for c in tried.tolist()]
-                pending[key] = deque(c for c in waiting if c not in done)
+                finished = set(tried.tolist())
+                triples += [(c, row, j) for c in tried.tolist()]
+                waiting = pending[key] = deque(c for c in waiting if c not in finished)
         if starts[row]:
             new[key].append(started[row])
     # what stays: each instance's pending list then its new list, in their order, the
@@ -264,22 +324,28 @@ def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
     in_new = np.zeros(len(candidates.seq), bool)
     for fresh in new.values():
         in_new[fresh] = True
-    return np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(kept, np.int64), in_new
+    return _Result(np.asarray(triples, np.int64).reshape(-1, 3), np.asarray(kept, np.int64),
+                   in_new)
 
 
-def _accepts(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
+def _accepts(residual: Node, candidates: _Candidates, batch: Mapping[str, Values],
              which: Array, rows: Array) -> Array:
-    """Whether the residual condition holds for each (candidate, batch row) pair."""
-    assert spec.residual is not None
+    """Whether ``residual`` holds for each (candidate, batch row) pair."""
     columns = {c: take(v, which) for c, v in candidates.columns.items()}
     columns.update({c: take(v, rows) for c, v in batch.items() if not c.startswith(FIRST)})
-    return truthy(evaluate(spec.residual, columns, len(which)))
+    return truthy(evaluate(residual, columns, len(which)))
 
 
 def _outputs(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
-             seq: Array, ts: Array, pairs: Array) -> pd.DataFrame:
-    # pairs come in emission order
-    which, rows = pairs[:, 0], pairs[:, 1]
-    return output_frame(seq, ts, rows, [
-        (take(candidates.columns[o.column], which) if o.side == FIRST
-         else take(batch[o.column], rows), o.type) for o in spec.selected])
+             seq: Array, ts: Array, triples: Array) -> pd.DataFrame:
+    # triples come in emission order; a side's attributes are null when the other completed
+    which, rows, side = triples[:, 0], triples[:, 1], triples[:, 2]
+    values = []
+    for o in spec.selected:
+        if o.side == FIRST:
+            values.append((take(candidates.columns[o.column], which), o.type))
+            continue
+        taken = take(batch[o.column], rows)
+        other = side != SIDES.index(o.side)
+        values.append((Values(taken.values, taken.null | other), o.type))
+    return output_frame(seq, ts, rows, values)

@@ -4,8 +4,9 @@ The shape is the seed's query-2 and its kin::
 
     from every e1=S1[f1] -> e2=S2[c] within t select <e1/e2 attributes> insert into Out;
 
-(or without ``every``: the first match only),
-optionally the only query of a ``partition with (k of S1[, k of S2])`` value partition.
+(or without ``every``: the first match only; or completed by either of two states,
+``-> (e2=S2[c2] or e3=S3[c3])``, without ``within``), optionally the only query of a
+``partition with (k of S1[, k of S2])`` value partition.
 Each ``e1`` starts a partial match that the first later ``S2`` event meeting ``c`` completes,
 unless ``within`` dropped it first (:mod:`.matching` says when exactly). ``c`` is split into
 its conjuncts: ``e1.a == b`` equalities of integral, string or bool attributes become the
@@ -33,6 +34,18 @@ from eddy.runtime.pattern.index import conjuncts
 _KEY_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
 FIRST, SECOND = "a", "b"
 """Column prefixes of ``e1``'s and ``e2``'s attributes in the operator's rows."""
+SIDES = (SECOND, "c")
+"""Column prefixes of the completing states': ``e2``, and ``e3`` of ``(e2 or e3)``."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """How an event completes a match through one completing state: ``keys`` pairs an
+    ``e1`` column with the state's column it must equal, ``residual`` is the rest of the
+    state's condition that reads ``e1`` (None: nothing)."""
+
+    keys: tuple[tuple[str, str], ...]
+    residual: Node | None
 
 
 @dataclass(frozen=True)
@@ -44,7 +57,8 @@ class FollowedBySpec:
     same for ``e1.x`` and ``e2.x`` of one stream, so it crosses into Python once); ``keys``
     pairs an ``e1`` column with the ``e2`` column it must equal; ``residual`` is the rest of
     ``c`` that reads ``e1``; ``within`` is in ms; ``every`` False: only the first ``S1``
-    event that passes ``f`` starts a match (per instance, ever)."""
+    event that passes ``f`` starts a match (per instance, ever); ``right`` is ``e3`` of
+    ``e1 -> (e2 or e3)``, whose attributes are ``c<i>``."""
 
     within: int | None
     partitioned: bool
@@ -55,6 +69,11 @@ class FollowedBySpec:
     selected: tuple[Selected, ...]
     order_prefix: tuple[int, ...]
     every: bool = True
+    right: Side | None = None
+
+    def sides(self) -> tuple[Side, ...]:
+        """The completing states: ``e2``, then ``e3`` of ``(e2 or e3)``."""
+        return (Side(self.keys, self.residual), *(() if self.right is None else (self.right,)))
 
 
 @dataclass(frozen=True)
@@ -70,6 +89,12 @@ class FollowedByPlan:
     partition_attributes: dict[str, str]
     attributes: dict[str, tuple[str, str]]  # operator column -> (stream, attribute)
     spec: FollowedBySpec
+    right: str | None = None
+    right_filters: tuple[ast.Expression, ...] = ()
+
+    def spark_filters(self) -> tuple[ast.Expression, ...]:
+        """Every condition that runs in Spark SQL."""
+        return (*self.first_filters, *self.second_filters, *self.right_filters)
 
 
 def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
@@ -84,17 +109,19 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             and selects_per_match(info)):
         return None
     states = _states(stream.state)
-    if states is None or len(info.scope.sources) != 2:
+    if states is None or len(info.scope.sources) != 1 + len(states[2]):
         return None
-    every, first, second = states
-    inputs = dict(layout.streams)
-    if first.stream.stream not in inputs or second.stream.stream not in inputs:
+    every, first, seconds = states
+    if len(seconds) > 1 and stream.within is not None:
+        return None  # ``within`` scans each side's list: see :mod:`.matching`
+    streams = {first.stream.stream, *(s.stream.stream for s in seconds)}
+    if not streams <= set(dict(layout.streams)):
         return None
-    partition = partition_of(analyzed, info, {first.stream.stream, second.stream.stream})
+    partition = partition_of(analyzed, info, streams)
     if partition is None:
         return None
     try:
-        return _plan(analyzed, info, stream, every, first, second, partition)
+        return _plan(analyzed, info, stream, every, first, seconds, partition)
     except (NotColumnar, SemanticError):
         return None
 
@@ -112,9 +139,9 @@ def selects_per_match(info: QueryInfo) -> bool:
 
 
 def _states(state: ast.StateElement) -> tuple[bool, ast.StreamStateElement,
-                                              ast.StreamStateElement] | None:
-    """``[every] e1=S1[f] -> e2=S2[c]``'s ``every`` and two states, or None for any other
-    shape."""
+                                              list[ast.StreamStateElement]] | None:
+    """``[every] e1=S1[f] -> e2=S2[c]``'s (or ``… -> (e2=S2[c] or e3=S3[d])``'s) ``every``,
+    first state and completing states, or None for any other shape."""
     if not isinstance(state, ast.NextStateElement):
         return None
     first = state.element
@@ -122,10 +149,14 @@ def _states(state: ast.StateElement) -> tuple[bool, ast.StreamStateElement,
     if isinstance(first, ast.EveryStateElement):
         first = first.element
     second = state.next
-    if not (type(first) is ast.StreamStateElement and type(second) is ast.StreamStateElement
-            and filtered_only(first.stream) and filtered_only(second.stream)):
+    seconds = [second.left, second.right] if isinstance(second, ast.LogicalStateElement) \
+        and second.op == "or" else [second]
+    if not all(type(s) is ast.StreamStateElement for s in (first, *seconds)):
         return None
-    return every, first, second
+    plain = [s for s in (first, *seconds) if isinstance(s, ast.StreamStateElement)]
+    if not all(filtered_only(s.stream) for s in plain):
+        return None
+    return every, plain[0], plain[1:]
 
 
 def filtered_only(stream: ast.SingleInputStream) -> bool:
@@ -158,44 +189,57 @@ def partition_of(analyzed: AnalyzedApp, info: QueryInfo,
 
 
 def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, every: bool,
-          first: ast.StreamStateElement, second: ast.StreamStateElement,
+          first: ast.StreamStateElement, seconds: Sequence[ast.StreamStateElement],
           partition: dict[str, str]) -> FollowedByPlan | None:
     scope = info.scope
     sources = scope.sources
-    named = OperatorColumns(sources, (FIRST, SECOND))
-    column = named.column
-
+    named = OperatorColumns(sources, (FIRST, *SIDES[:len(seconds)]))
     first_scope = scope.with_current(sources[0])
-    second_scope = scope.with_current(sources[1])
     first_filters = state_filters(first.stream)
     if any(states_read(f, first_scope, sources) - {0} for f in first_filters):
         return None
-    keys: list[tuple[str, str]] = []
-    alone: list[ast.Expression] = []
-    mixed: list[ast.Expression] = []
-    for part in (c for f in state_filters(second.stream) for c in conjuncts(f)):
-        reads = states_read(part, second_scope, sources)
-        pair = key_pair(part, second_scope, sources)
-        if pair is not None:
-            keys.append((column(0, pair[0]), column(1, pair[1])))
-        elif reads <= {1}:
-            alone.append(part)
-        else:
-            mixed.append(part)
-    residual = None
-    for part in mixed:
-        node = compile_columnar(part, analyzed.type_of, named.resolver(second_scope))
-        residual = node if residual is None else \
-            Node("and", AttrType.BOOL, (residual, node))
+    split = [_side(analyzed, named, scope, 1 + j, element) for j, element in enumerate(seconds)]
+    if None in split:
+        return None
+    sides = [s for s in split if s is not None]
     selected = named.selection(info)
     if selected is None:
         return None
     within = stream.within.millis if stream.within is not None else None
+    (left, alone), right = sides[0], sides[1:]
     spec = FollowedBySpec(within, bool(partition), tuple(named.types.items()),
-                          tuple(named.physical.items()), tuple(keys), residual,
-                          selected, order_prefix(analyzed, info), every)
-    return FollowedByPlan(info, first.stream.stream, second.stream.stream,
-                          tuple(first_filters), tuple(alone), partition, named.attributes, spec)
+                          tuple(named.physical.items()), left.keys, left.residual,
+                          selected, order_prefix(analyzed, info), every,
+                          right[0][0] if right else None)
+    return FollowedByPlan(info, first.stream.stream, seconds[0].stream.stream,
+                          tuple(first_filters), alone, partition, named.attributes, spec,
+                          seconds[1].stream.stream if right else None,
+                          right[0][1] if right else ())
+
+
+def _side(analyzed: AnalyzedApp, named: OperatorColumns, scope: Scope, state: int,
+          element: ast.StreamStateElement) -> tuple[Side, tuple[ast.Expression, ...]] | None:
+    """A completing state's conditions split: ``e1.a == b`` keys and the residual (reading
+    ``e1``) for the kernel, and the conjuncts on its own event alone for Spark SQL; None
+    when a conjunct reads another completing state or something no state's."""
+    current = scope.with_current(scope.sources[state])
+    keys: list[tuple[str, str]] = []
+    alone: list[ast.Expression] = []
+    residual: Node | None = None
+    for part in (c for f in state_filters(element.stream) for c in conjuncts(f)):
+        reads = states_read(part, current, scope.sources)
+        pair = key_pair(part, current, scope.sources, (0, state))
+        if pair is not None:
+            keys.append((named.column(0, pair[0]), named.column(state, pair[1])))
+        elif reads <= {state}:
+            alone.append(part)
+        elif reads <= {0, state}:
+            node = compile_columnar(part, analyzed.type_of, named.resolver(current))
+            residual = node if residual is None else \
+                Node("and", AttrType.BOOL, (residual, node))
+        else:
+            return None
+    return Side(tuple(keys), residual), tuple(alone)
 
 
 def state_filters(stream: ast.SingleInputStream) -> list[ast.Expression]:
@@ -217,10 +261,10 @@ def states_read(expr: ast.Expression, scope: Scope, sources: Sequence[Source]) -
     return states
 
 
-def key_pair(part: ast.Expression, scope: Scope,
-             sources: Sequence[Source]) -> tuple[ast.Attribute, ast.Attribute] | None:
+def key_pair(part: ast.Expression, scope: Scope, sources: Sequence[Source],
+             states: tuple[int, int] = (0, 1)) -> tuple[ast.Attribute, ast.Attribute] | None:
     """``e1.a == b`` (either way round) with both of one key type: (e1's, e2's) attribute
-    (for a join: the left's and the right's)."""
+    (for a join: the left's and the right's; ``states`` the sources they are of)."""
     if not (isinstance(part, ast.BinaryOperation) and part.op == "=="
             and isinstance(part.left, ast.Variable) and isinstance(part.right, ast.Variable)
             and part.left.stream_index is None and part.right.stream_index is None):
@@ -228,9 +272,9 @@ def key_pair(part: ast.Expression, scope: Scope,
     left, right = scope.resolve(part.left), scope.resolve(part.right)
     sides = {state_of(left.source, sources): left.attribute,
              state_of(right.source, sources): right.attribute}
-    if set(sides) != {0, 1}:
+    if set(sides) != set(states):
         return None
-    a, b = sides[0], sides[1]
+    a, b = sides[states[0]], sides[states[1]]
     integral = {a.type, b.type} <= {AttrType.INT, AttrType.LONG}
     if not (integral or (a.type == b.type and a.type in _KEY_TYPES)):
         return None

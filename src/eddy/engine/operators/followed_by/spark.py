@@ -25,8 +25,7 @@ from eddy.engine.operators.columnar_operator import (
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
     PARTITION,
-    SECOND_EVENT,
-    SECOND_PASSES,
+    SIDE_FLAGS,
     Pending,
     process,
 )
@@ -60,24 +59,30 @@ def followed_by_part(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFr
 def pattern_rows(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
                  layout: InputLayout) -> DataFrame:
     """The rows a followed-by operator reads: the pattern's streams, with ``e1``'s filter
-    and the conditions on ``e2`` alone evaluated here in the JVM, the attribute columns and,
-    partitioned, the partition value (rows without one go nowhere)."""
+    and the conditions on ``e2`` (and ``e3`` of ``(e2 or e3)``) alone evaluated here in the
+    JVM, the attribute columns and, partitioned, the partition value (rows without one go
+    nowhere)."""
     first = filter_condition(analyzed, plan.info, 0, plan.first, plan.first_filters, layout)
-    second = filter_condition(analyzed, plan.info, 1, plan.second, plan.second_filters, layout)
-    is_first = F.col(STREAM) == plan.first
-    is_second = F.col(STREAM) == plan.second
+    flags = [(F.col(STREAM) == plan.first) & first]
+    completing = [(plan.second, plan.second_filters)]
+    if plan.right is not None:
+        completing.append((plan.right, plan.right_filters))
+    for side, (stream, filters) in enumerate(completing):
+        of_stream = F.col(STREAM) == stream
+        flags += [of_stream, of_stream & filter_condition(analyzed, plan.info, 1 + side,
+                                                          stream, filters, layout)]
     columns = [attribute_column(layout, stream, name).alias(column)
                for column, (stream, name) in plan.attributes.items()]
-    rows = source.where(F.col(STREAM).isin(plan.first, plan.second))
+    rows = source.where(F.col(STREAM).isin(plan.first, *(s for s, _ in completing)))
     if plan.spec.partitioned:
         rows = rows.withColumn(PARTITION, partition_value(layout, plan.partition_attributes)) \
             .where(F.col(PARTITION).isNotNull())
         columns.append(F.col(PARTITION))
-    return rows.select(SEQ, TS, (is_first & first).alias(FIRST_EVENT),
-                       is_second.alias(SECOND_EVENT), (is_second & second).alias(SECOND_PASSES),
+    names = [FIRST_EVENT, *(c for side in SIDE_FLAGS[:len(completing)] for c in side)]
+    return rows.select(SEQ, TS, *(flag.alias(name) for flag, name in zip(flags, names)),
                        *columns)
 
 
 def compiles_in_spark(analyzed: AnalyzedApp, plan: FollowedByPlan) -> bool:
     """Whether the filters that run in the JVM compile there (else the runtime runs it)."""
-    return filters_compile(analyzed, (*plan.first_filters, *plan.second_filters))
+    return filters_compile(analyzed, plan.spark_filters())

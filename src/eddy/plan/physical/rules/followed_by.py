@@ -3,14 +3,15 @@
 Applies to each query left after rules 1–2 that stands alone in its group
 (:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
 aggregation, which stay with the runtime), and the query is
-``from every e1=S1[f] -> e2=S2[c] within t`` (or without ``every``: the first match only)
-selecting attributes of ``e1`` and ``e2`` into a stream, optionally the only query of a value
-partition by plain integral, string or bool attributes of both streams
+``from every e1=S1[f] -> e2=S2[c] within t`` (or without ``every``: the first match only;
+or ``-> (e2=S2[c] or e3=S3[d])`` without ``within``) selecting attributes of its states
+into a stream, optionally the only query of a value partition by plain integral, string or
+bool attributes of its streams
 (:mod:`eddy.engine.operators.followed_by` builds the kernel and says whether it can: ``c`` must
 split into equality keys, Spark SQL filters and numpy columns).
 
 Exact because each ``e1`` (without ``every``: the instance's first) starts one partial
-match that the first later matching ``S2`` event completes unless ``within`` expired it,
+match that the first later matching ``S2`` (or ``S3``) event completes unless ``within`` expired it,
 which the kernel computes per key in input order; a standalone query's outputs depend on
 the group's input rows alone. State: hash buckets of the partition value (a key's instance
 lives in one bucket, as in Siddhi each key has its own pattern), or one key for an unpartitioned pattern. When eddy's JVM classes are
@@ -67,8 +68,11 @@ def _place(planning: Planning, info: QueryInfo) -> None:
     pattern = info.query.input
     assert isinstance(pattern, ast.StateInputStream) and \
         isinstance(pattern.state, ast.NextStateElement)
-    shape = "every e1 -> e2" if isinstance(pattern.state.element, ast.EveryStateElement) \
-        else "e1 -> e2 (its first match only)"
+    completing = "(e2 or e3)" if isinstance(pattern.state.next, ast.LogicalStateElement) \
+        else "e2"
+    shape = f"every e1 -> {completing}" \
+        if isinstance(pattern.state.element, ast.EveryStateElement) \
+        else f"e1 -> {completing} (its first match only)"
     why = f"it is an '{shape}' pattern whose condition is keyed by equalities" + \
         planning.through(info)
     if planning.facts.jvm_followed_by(analyzed, info, planning.streams_of(info)):
