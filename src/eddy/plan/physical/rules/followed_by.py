@@ -11,14 +11,15 @@ bool attributes of its streams
 split into equality keys, Spark SQL filters and numpy columns).
 
 Exact because each ``e1`` (without ``every``: the instance's first) starts one partial
-match that the first later matching ``S2`` (or ``S3``) event completes unless ``within`` expired it,
-which the kernel computes per key in input order; a standalone query's outputs depend on
-the group's input rows alone. State: hash buckets of the partition value (a key's instance
-lives in one bucket, as in Siddhi each key has its own pattern), or one key for an unpartitioned pattern. When eddy's JVM classes are
-built on this machine (the engine's facts say so) the same plan runs in eddy's Java
-operator (:mod:`eddy.engine.operators.followed_by.jvm`: the reference's steps event by
-event, matches indexed by key, and no crossing into a Python worker), which restarts with
-every ``e1``: a pattern without ``every`` runs in the NumPy one.
+match that the first later matching ``S2`` (or ``S3``) event completes unless ``within``
+expired it, which the kernel computes per key in input order; a standalone query's outputs
+depend on the group's input rows alone. State: hash buckets of the partition value (a key's
+instance lives in one bucket, as in Siddhi each key has its own pattern), or one key for an
+unpartitioned pattern. When eddy's JVM classes are built on this machine (the engine's
+facts say so) the same plan runs in eddy's Java operator
+(:mod:`eddy.engine.operators.followed_by.jvm`: the reference's steps event by event,
+matches indexed by key, and no crossing into a Python worker), which restarts with every
+``e1`` and completes through one state: other patterns run in the NumPy one.
 """
 
 from __future__ import annotations
