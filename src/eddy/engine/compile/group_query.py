@@ -8,8 +8,8 @@ window join and sequence (:mod:`eddy.engine.operators.window_aggregates`,
 :mod:`eddy.engine.operators.followed_by`, :mod:`eddy.engine.operators.window_join`,
 :mod:`eddy.engine.operators.sequence`) for the queries planned there, and the per-event
 runtime or the aggregation step (:mod:`eddy.engine.operators.runtime_operator`,
-:mod:`eddy.engine.operators.aggregation_step`) for the rest, keyed as planned, reading rows the JVM narrowed
-(:mod:`eddy.engine.compile.runtime_input`). Each Python operator is an
+:mod:`eddy.engine.operators.aggregation_step`) for the rest, keyed as planned, reading rows
+the JVM narrowed (:mod:`eddy.engine.compile.runtime_input`). Each Python operator is an
 :class:`~eddy.engine.operators.operator_part.OperatorPart`; one runs in a stateful operator of
 its own, several run fused in one (:mod:`eddy.engine.operators.fused_operator`), each keeping
 its own state. The planner's rules say when each is exact; the answers it needs from the operators
