@@ -42,7 +42,12 @@ Apps:
   ``#window.time(1 min)`` avg by room into another, and a filter of that (a chain of three
   queries inside the group);
 - ``temp-jumps``: a self join of each reading with the room's readings among the last 2,000
-  that were more than 5 degrees colder.
+  that were more than 5 degrees colder;
+- ``rising-rooms``: per room (``partition with (roomNo of TempStream)``) the sequence of
+  three readings in a row, each more than a degree warmer than the one before;
+- ``heat-outcomes``: after each reading above 45 degrees, whichever comes first: a reading
+  below 25 in that room or a reading above 50 from that device (``every e1 -> (e2 or
+  e3)``).
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -172,13 +177,30 @@ from TempStream#window.length(1) as now join TempStream#window.length(2000) as b
 on now.roomNo == before.roomNo and now.temp > before.temp + 5.0
 select now.roomNo, before.temp as was, now.temp as is insert into JumpStream;
 """,
+    "rising-rooms": "@app:name('RisingRooms')\n" + TEMP + """
+partition with (roomNo of TempStream) begin
+@info(name = 'rising')
+from every e1=TempStream, e2=TempStream[temp > e1.temp + 1.0],
+  e3=TempStream[temp > e2.temp + 1.0]
+select e1.roomNo, e1.temp as first, e3.temp as last insert into RisingStream;
+end;
+""",
+    "heat-outcomes": "@app:name('HeatOutcomes')\n" + TEMP + """
+@info(name = 'outcome')
+from every e1=TempStream[temp > 45.0]
+  -> (e2=TempStream[roomNo == e1.roomNo and temp < 25.0]
+      or e3=TempStream[deviceID == e1.deviceID and temp > 50.0])
+select e1.roomNo, e1.temp as hot, e2.temp as cooled, e3.temp as hotter
+insert into OutcomeStream;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
                                   "hot-rooms": None, "device-totals": None,
                                   "minute-batches": None, "room-partitions": None,
                                   "room-dashboard": None, "with-a-table": None,
-                                  "room-alerts": None, "temp-jumps": None}
+                                  "room-alerts": None, "temp-jumps": None,
+                                  "rising-rooms": None, "heat-outcomes": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
