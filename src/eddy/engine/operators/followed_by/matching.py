@@ -21,12 +21,16 @@ candidates after it tested in growing blocks until each match has its event or h
 its key's events or its ``within``. A batch whose timestamps go back is run event by event
 instead (:func:`_sequential`), with the same state, so either path may follow the other.
 
-``e1 -> (e2=S2[c2] or e3=S3[c3])`` (without ``within``) puts each match into two pending
-lists, one per side (``LogicalPreStateProcessor``); an event of either stream moves the new
-matches into both. A side's event completes the matches it accepts — the left side first
-when one event is of both streams — and the other side drops such a match when it next sees
-an event of its own stream. Without ``within`` nothing scans the lists from the head, so a
-completed match left in the other list changes nothing: the kernel keeps one list.
+``e1 -> (e2=S2[c2] or e3=S3[c3])`` puts each match into two pending lists, one per side
+(``LogicalPreStateProcessor``); an event of either stream moves the new matches into both.
+A side's event completes the matches it accepts — the left side first when one event is of
+both streams — and the other side drops such a match only when it next sees an event of its
+own stream: until then it stays in that list, where it still stops the ``within`` scan from
+the head. So when time goes back, ``within`` may drop a match from one list and not the
+other; the match is marked expired (one object in both lists), and if the other side then
+completes it, it goes out as an expired event, which ``insert into`` does not insert. Each
+match keeps which lists hold it (``listed``), whether a side completed it and whether it
+expired, so that the event-by-event path sees the lists the reference has.
 """
 
 from __future__ import annotations
@@ -74,9 +78,12 @@ _FIRST_BLOCK, _LAST_BLOCK = 2, 256
 @dataclass
 class Pending:
     """The ``e1`` matches of one Spark state key, in arrival order: their ``_seq``, ``_ts``,
-    partition key, whether they are still in the new list (``waiting``) and their ``e1``
-    columns; and for a pattern without ``every``, the instances whose match has started
-    (what Spark checkpoints, pickled)."""
+    partition key, whether they are still in the new list (``waiting``), which completing
+    states' pending lists hold them (``listed``, a bit per side), whether a side completed
+    them (``completed``: they only wait for the other side to drop them) or ``within``
+    dropped them from a list (``expired``), and their ``e1`` columns; and for a pattern
+    without ``every``, the instances whose match has started (what Spark checkpoints,
+    pickled)."""
 
     seq: Array = field(default_factory=lambda: np.empty(0, np.int64))
     waiting: Array = field(default_factory=lambda: np.empty(0, bool))
@@ -84,9 +91,24 @@ class Pending:
     partition: Array = field(default_factory=lambda: np.empty(0, object))
     columns: dict[str, Values] = field(default_factory=dict)
     started: set[Any] = field(default_factory=set)
+    listed: Array = field(default_factory=lambda: np.empty(0, np.int8))
+    completed: Array = field(default_factory=lambda: np.empty(0, bool))
+    expired: Array = field(default_factory=lambda: np.empty(0, bool))
 
     def __len__(self) -> int:
         return len(self.seq)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A checkpoint of an earlier eddy lacks the later fields: all its matches are in
+        every list, none completed or expired."""
+        self.__dict__.update(state)
+        size = len(self.seq)
+        if len(getattr(self, "listed", ())) != size:
+            self.listed = np.full(size, -1, np.int8)
+            self.completed = np.zeros(size, bool)
+            self.expired = np.zeros(size, bool)
+        if not hasattr(self, "started"):
+            self.started = set()
 
 
 @dataclass(frozen=True)
@@ -102,6 +124,9 @@ class _Candidates:
     groups: tuple[Array, ...]
     rows: Array  # the batch row that started each (-1: from an earlier batch)
     waiting: Array  # in the new list at the batch's start (the batch's own: True)
+    listed: Array  # a bit per side: in that side's list (-1: all)
+    completed: Array
+    expired: Array
 
 
 @dataclass(frozen=True)
@@ -124,12 +149,16 @@ class _Rows:
 
 @dataclass(frozen=True)
 class _Result:
-    """(candidate, row, side) triples in emission order; the candidates that stay, in their
-    list order; and which are in the new list."""
+    """(candidate, row, side) triples in emission order (expired matches left out); the
+    candidates that stay, in their list order; and their new list, lists, completed and
+    expired flags."""
 
     matched: Array
     kept: Array
     waiting: Array
+    listed: Array
+    completed: Array
+    expired: Array
 
 
 def process(spec: FollowedBySpec, pending: Pending,
@@ -173,7 +202,10 @@ def process(spec: FollowedBySpec, pending: Pending,
         candidate_partition, instances[:size], candidate_columns,
         tuple(g[:size] for g in groups),
         np.concatenate([np.full(len(pending), -1, np.int64), new]),
-        np.concatenate([pending.waiting, np.ones(len(new), bool)]))
+        np.concatenate([pending.waiting, np.ones(len(new), bool)]),
+        np.concatenate([pending.listed, np.full(len(new), -1, np.int8)]),
+        np.concatenate([pending.completed, np.zeros(len(new), bool)]),
+        np.concatenate([pending.expired, np.zeros(len(new), bool)]))
     of_side = tuple(frame[SIDE_FLAGS[j][0]].to_numpy(bool) for j in range(len(sides)))
     rows = _Rows(ts, instances[size:], of_side,
                  tuple(of_side[j] & frame[SIDE_FLAGS[j][1]].to_numpy(bool)
@@ -189,7 +221,8 @@ def process(spec: FollowedBySpec, pending: Pending,
     left = Pending(candidates.seq[kept], result.waiting[kept], candidates.ts[kept],
                    candidates.partition[kept],
                    {c: take(v, kept) for c, v in candidate_columns.items()},
-                   pending.started)
+                   pending.started, result.listed[kept], result.completed[kept],
+                   result.expired[kept])
     return _outputs(spec, candidates, batch, seq, ts, result.matched), left
 
 
@@ -205,34 +238,56 @@ def _first_starts(started: set[Any], partition: Array, new: Array) -> Array:
 
 def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
                 rows: _Rows) -> _Result:
-    """The batch when its timestamps do not go back: each live match completes at its
-    earliest accepting event over the sides (the left side's at a tie)."""
-    found = np.full(len(candidates.seq), -1, np.int64)
-    side = np.full(len(candidates.seq), -1, np.int64)
+    """The batch when its timestamps do not go back: each match a side's list holds
+    completes at its earliest accepting event over the sides (the left side's at a tie).
+    In time order every list is in time order too, so ``within`` drops the same matches
+    from each: all whose ``e1`` is older than ``now - t``."""
+    size = len(candidates.seq)
+    found = np.full(size, -1, np.int64)
+    side = np.full(size, -1, np.int64)
     for j, completing in enumerate(spec.sides()):
-        first = _first_events(spec.within, completing.residual, candidates, j, batch, rows)
+        held = _in_list(candidates.listed, j) & ~candidates.completed
+        first = _first_events(spec.within, completing.residual, candidates, j, held, batch,
+                              rows)
         better = (first >= 0) & ((found < 0) | (first < found))
         found[better], side[better] = first[better], j
     matched = np.flatnonzero(found >= 0)
     ts, seconds = rows.ts, rows.seconds
-    alive = found < 0
+    listed = candidates.listed.copy()
+    completed = candidates.completed.copy()
+    completed[matched] = True
+    for j in range(len(rows.of_side)):
+        listed[matched[side[matched] == j]] &= ~np.int8(1 << j)
+        # a completed match leaves a side's list at that side's next event: after it
+        # completed (or at that event, when this side's list comes after the completing one)
+        last = _last_row(candidates, rows.instance, rows.of_side[j])
+        gone = completed & ((last > found) | ((last == found) & (found >= 0) & (side < j)))
+        listed[gone] &= ~np.int8(1 << j)
     if spec.within is not None:  # in time order, an instance's last event is its latest
         last = _last_row(candidates, rows.instance, np.ones(len(ts), bool))
-        alive &= ~((last > candidates.rows) & (ts[np.maximum(last, 0)] - candidates.ts
-                                                > spec.within))
+        listed[(last > candidates.rows)
+               & (ts[np.maximum(last, 0)] - candidates.ts > spec.within)] = 0
     waiting = candidates.waiting & ~(_last_row(candidates, rows.instance, seconds)
                                      > candidates.rows)
-    triples = np.stack([matched, found[matched], side[matched]], axis=1)
+    emitted = matched[~candidates.expired[matched]]
+    triples = np.stack([emitted, found[emitted], side[emitted]], axis=1)
     # emitted at the completing event, the left side's first, each in its list's order:
     # the candidates' (time) order here
     triples = triples[np.lexsort((triples[:, 0], triples[:, 2], triples[:, 1]))]
-    return _Result(triples, np.flatnonzero(alive), waiting)
+    return _Result(triples, np.flatnonzero(listed != 0), waiting, listed, completed,
+                   candidates.expired)
+
+
+def _in_list(listed: Array, side: int) -> Array:
+    """Which matches ``side``'s pending (or new) list holds."""
+    held: Array = ((listed >> side) & 1).astype(bool)
+    return held
 
 
 def _first_events(within: int | None, residual: Node | None, candidates: _Candidates,
-                  side: int, batch: Mapping[str, Values], rows: _Rows) -> Array:
-    """Per candidate still live, the first later batch row that completes it through
-    ``side`` within ``within`` of its ``e1`` (-1: none)."""
+                  side: int, held: Array, batch: Mapping[str, Values], rows: _Rows) -> Array:
+    """Per candidate ``held`` (in the side's list, not completed), the first later batch
+    row that completes it through ``side`` within ``within`` of its ``e1`` (-1: none)."""
     ts, group = rows.ts, candidates.groups[side]
     events = np.flatnonzero(rows.testable[side])
     events = events[np.argsort(rows.groups[side][events], kind="stable")]  # (group, arrival)
@@ -241,7 +296,7 @@ def _first_events(within: int | None, residual: Node | None, candidates: _Candid
     first = np.searchsorted(groups * width + events, group * width + candidates.rows,
                             side="right")
     end = np.searchsorted(groups, group, side="right")
-    active = np.flatnonzero((group >= 0) & (first < end))
+    active = np.flatnonzero(held & (group >= 0) & (first < end))
     found = np.full(len(candidates.seq), -1, np.int64)
     offset, block = 0, _FIRST_BLOCK
     while len(active):
@@ -279,53 +334,78 @@ def _last_row(candidates: _Candidates, row_instance: Array, chosen: Array) -> Ar
 
 def _sequential(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[str, Values],
                 rows: _Rows, partition: Array, starts: Array) -> _Result:
-    """The reference's order of work, event by event (timestamps go back in this batch)."""
+    """The reference's order of work, event by event (timestamps go back in this batch):
+    per instance, a new list and a pending list per side."""
     within = spec.within if spec.within is not None else np.iinfo(np.int64).max
     sides = spec.sides()
-    pending: dict[Any, deque[int]] = {}
+    listed, completed = candidates.listed.copy(), candidates.completed.copy()
+    expired = candidates.expired.copy()
+    lists: dict[Any, list[deque[int]]] = {}
     new: dict[Any, list[int]] = {}
+    entered: dict[int, int] = {}  # when each match joined the pending lists: their order
     for index in range(int((candidates.rows < 0).sum())):
-        lists = new if candidates.waiting[index] else pending
-        lists.setdefault(candidates.partition[index], []).append(index)  # type: ignore[arg-type]
-    pending = {key: deque(items) for key, items in pending.items()}
+        key = candidates.partition[index]
+        if candidates.waiting[index]:
+            new.setdefault(key, []).append(index)
+            continue
+        entered[index] = len(entered)
+        held = lists.setdefault(key, [deque() for _ in sides])
+        for j in range(len(sides)):
+            if _in_list(listed[index], j):
+                held[j].append(index)
     started = {int(r): i for i, r in enumerate(candidates.rows) if r >= 0}
     seconds = rows.seconds
     triples: list[tuple[int, int, int]] = []
     for row in range(len(rows.ts)):
         key, now = partition[row], int(rows.ts[row])
-        waiting = pending.setdefault(key, deque())
-        while waiting and abs(int(candidates.ts[waiting[0]]) - now) > within:
-            waiting.popleft()
-        fresh = [c for c in new.get(key, ()) if abs(int(candidates.ts[c]) - now) <= within]
+        held = lists.setdefault(key, [deque() for _ in sides])
+        for j, waiting in enumerate(held):  # from the head, up to the first in time
+            while waiting and abs(int(candidates.ts[waiting[0]]) - now) > within:
+                gone = waiting.popleft()
+                expired[gone] = True
+                listed[gone] &= ~np.int8(1 << j)
+        fresh = []
+        for c in new.get(key, ()):
+            if abs(int(candidates.ts[c]) - now) <= within:
+                fresh.append(c)
+            else:
+                expired[c], listed[c] = True, 0
         if seconds[row]:  # the reference sorts them by timestamp (a stable sort)
-            waiting.extend(sorted(fresh, key=lambda c: int(candidates.ts[c])))
+            fresh.sort(key=lambda c: int(candidates.ts[c]))
+            entered.update((c, len(entered) + i) for i, c in enumerate(fresh))
+            for waiting in held:
+                waiting.extend(fresh)
             fresh = []
         new[key] = fresh
         for j, side in enumerate(sides):  # the left side's list first
-            if not rows.testable[j][row] or not waiting:
+            if not rows.of_side[j][row] or not held[j]:
                 continue
-            listed = np.fromiter(waiting, np.int64, len(waiting))
-            tried = listed[candidates.groups[j][listed] == rows.groups[j][row]]
-            if len(tried) and side.residual is not None:
-                tried = tried[_accepts(side.residual, candidates, batch, tried,
-                                       np.full(len(tried), row))]
-            if len(tried):
-                finished = set(tried.tolist())
-                triples += [(c, row, j) for c in tried.tolist()]
-                waiting = pending[key] = deque(c for c in waiting if c not in finished)
+            waiting_j = np.fromiter(held[j], np.int64, len(held[j]))
+            live = waiting_j[~completed[waiting_j]]  # the other side's completed: dropped
+            if rows.testable[j][row] and len(live):
+                tried = live[candidates.groups[j][live] == rows.groups[j][row]]
+                if len(tried) and side.residual is not None:
+                    tried = tried[_accepts(side.residual, candidates, batch, tried,
+                                           np.full(len(tried), row))]
+                triples += [(c, row, j) for c in tried.tolist() if not expired[c]]
+                completed[tried] = True
+                live = live[~completed[live]]
+            listed[waiting_j[completed[waiting_j]]] &= ~np.int8(1 << j)
+            held[j] = deque(live.tolist())
         if starts[row]:
             new[key].append(started[row])
-    # what stays: each instance's pending list then its new list, in their order, the
-    # instances merged by time (so that, once time goes forward again, the whole state is
-    # in time order and the next batch can take the vectorised path)
-    instances = [[*pending.get(key, ()), *new.get(key, ())]
-                 for key in pending.keys() | new.keys()]
+    # what stays: each instance's pending lists (in their common order) then its new list,
+    # the instances merged by time (so that, once time goes forward again, the whole state
+    # is in time order and the next batch can take the vectorised path)
+    instances = [[*sorted({c for waiting in lists.get(key, ()) for c in waiting},
+                          key=entered.__getitem__), *new.get(key, ())]
+                 for key in lists.keys() | new.keys()]
     kept = list(heapq.merge(*instances, key=lambda c: int(candidates.ts[c])))
     in_new = np.zeros(len(candidates.seq), bool)
     for fresh in new.values():
         in_new[fresh] = True
     return _Result(np.asarray(triples, np.int64).reshape(-1, 3), np.asarray(kept, np.int64),
-                   in_new)
+                   in_new, listed, completed, expired)
 
 
 def _accepts(residual: Node, candidates: _Candidates, batch: Mapping[str, Values],

@@ -5,7 +5,7 @@ The shape is the seed's query-2 and its kin::
     from every e1=S1[f1] -> e2=S2[c] within t select <e1/e2 attributes> insert into Out;
 
 (or without ``every``: the first match only; or completed by either of two states,
-``-> (e2=S2[c2] or e3=S3[c3])``, without ``within``), optionally the only query of a
+``-> (e2=S2[c2] or e3=S3[c3])``), optionally the only query of a
 ``partition with (k of S1[, k of S2])`` value partition.
 Each ``e1`` starts a partial match that the first later ``S2`` event meeting ``c`` completes,
 unless ``within`` dropped it first (:mod:`.matching` says when exactly). ``c`` is split into
@@ -112,8 +112,6 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if states is None or len(info.scope.sources) != 1 + len(states[2]):
         return None
     every, first, seconds = states
-    if len(seconds) > 1 and stream.within is not None:
-        return None  # ``within`` scans each side's list: see :mod:`.matching`
     streams = {first.stream.stream, *(s.stream.stream for s in seconds)}
     if not streams <= set(dict(layout.streams)):
         return None

@@ -4,7 +4,7 @@ Applies to each query left after rules 1–2 that stands alone in its group
 (:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
 aggregation, which stay with the runtime), and the query is
 ``from every e1=S1[f] -> e2=S2[c] within t`` (or without ``every``: the first match only;
-or ``-> (e2=S2[c] or e3=S3[d])`` without ``within``) selecting attributes of its states
+or ``-> (e2=S2[c] or e3=S3[d])``) selecting attributes of its states
 into a stream, optionally the only query of a value partition by plain integral, string or
 bool attributes of its streams
 (:mod:`eddy.engine.operators.followed_by` builds the kernel and says whether it can: ``c`` must
