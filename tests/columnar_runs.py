@@ -4,14 +4,25 @@ tests that hold one against the other: both give ``(seq, ts, position, values)``
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from eddy.engine.operators.columnar_expressions import EXPIRED, POSITION
+from eddy.engine.operators.columnar_expressions import (
+    EXPIRED,
+    POSITION,
+    column_values,
+    compile_columnar,
+    evaluate,
+    truthy,
+)
 from eddy.engine.operators.runtime_operator import run_batch
 from eddy.engine.spark.row_layout import SEQ, TS
+from eddy.lang import ast
+from eddy.lang.ast import AttrType
+from eddy.lang.scope import Scope
 from eddy.lang.semantic import AnalyzedApp
 from eddy.runtime.group import build_runtime
 from eddy.runtime.model import InputEvent, sort_outputs
@@ -63,3 +74,85 @@ def plain(value: Any) -> Any:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     return value.item() if hasattr(value, "item") else value
+
+
+Holds = Callable[[int, Sequence[ast.Expression]], bool]
+"""Whether an event passes ``filters`` as the pattern's state ``state`` (its first
+argument) sees them."""
+
+
+def state_rows(analyzed: AnalyzedApp, scope: Scope, events: Sequence[InputEvent],
+               streams: Sequence[str], partition: Mapping[str, str],
+               attributes: Mapping[str, tuple[str, str]],
+               flags: Callable[[InputEvent, Holds], dict[str, bool]],
+               partition_column: str) -> pd.DataFrame:
+    """The rows Spark hands a pattern or sequence operator (what its Spark side computes in
+    the JVM): the events of ``streams`` (the streams share attribute names), with their
+    ``flags`` (the filters evaluated with the same columnar evaluator), the partition key
+    (rows without one go nowhere) and the operator's ``attributes`` columns, typed as Arrow
+    hands them to pandas."""
+    kinds = {a.name: a.type for name in sorted(set(streams))
+             for a in analyzed.streams[name].attributes}
+    names = [a.name for a in analyzed.streams[streams[0]].attributes]
+    rows: dict[str, list[Any]] = {SEQ: [], TS: [], partition_column: []}
+    for event in events:
+        if event.stream not in streams:
+            continue
+        values = dict(zip(names, event.data))
+        key = None
+        if partition:
+            raw = values[partition[event.stream]]
+            if raw is None:
+                continue  # a null partition value goes nowhere
+            key = raw if isinstance(raw, int) and not isinstance(raw, bool) else str(raw)
+        columns = {n: column_values(pd.Series([values[n]], dtype=object), kinds[n])
+                   for n in names}
+
+        def holds(state: int, filters: Sequence[ast.Expression]) -> bool:
+            current = scope.with_current(scope.sources[state])
+            return all(bool(truthy(evaluate(compile_columnar(
+                f, analyzed.type_of, lambda v: current.resolve(v).attribute.name),
+                columns, 1))[0]) for f in filters)
+
+        rows[SEQ].append(event.seq)
+        rows[TS].append(event.ts)
+        rows[partition_column].append(key)
+        for name, flag in flags(event, holds).items():
+            rows.setdefault(name, []).append(flag)
+        for column, (stream, name) in attributes.items():
+            rows.setdefault(column, []).append(values[name] if stream == event.stream else None)
+    frame = pd.DataFrame(rows)
+    for column, (_, name) in attributes.items():
+        if column not in frame:
+            frame[column] = pd.Series(dtype=object)
+        if kinds[name] is AttrType.DOUBLE:
+            frame[column] = frame[column].astype(np.float64)
+        elif kinds[name] in (AttrType.INT, AttrType.LONG):
+            frame[column] = frame[column].astype(np.float64 if frame[column].isna().any()
+                                                 else np.int64)
+    return frame
+
+
+def random_events(seed: int, count: int, streams: str, keys: int) -> list[InputEvent]:
+    """``count`` events of ``streams`` (each ``(k, v, s)``), timestamps going back now and
+    then, some keys null: the input of the tests that run a plan on Spark."""
+    rng = np.random.default_rng(seed)
+    events, ts = [], 10_000
+    for seq in range(count):
+        ts += int(rng.integers(-300 if seq % 50 > 40 else 0, 700))
+        k = None if seq % 37 == 0 else int(rng.integers(0, keys))
+        events.append(InputEvent(seq, ts, streams[int(rng.integers(0, len(streams)))],
+                                 (k, float(rng.normal(10, 8)), "xy"[seq % 2])))
+    return events
+
+
+def replay_equals_runtime(analyzed: AnalyzedApp, events: Sequence[InputEvent]) -> None:
+    """``eddy.replay`` of ``events`` on Spark, in micro-batches of 25 events, inserts into
+    ``O`` what the per-event runtime inserts (and something)."""
+    from eddy.engine.run.replay import replay
+
+    inputs = [{"stream": e.stream, "data": list(e.data), "timestamp": e.ts} for e in events]
+    result = replay(analyzed.source, inputs, batch_size=25)
+    expected = [(o[1], o[3]) for o in by_runtime(analyzed, events)]
+    assert [(e["timestamp"], tuple(e["data"])) for e in result.streams["O"]] == expected
+    assert expected

@@ -22,15 +22,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from columnar_runs import Output, by_operator, by_runtime
+from columnar_runs import (
+    Holds,
+    Output,
+    by_operator,
+    by_runtime,
+    random_events,
+    replay_equals_runtime,
+    state_rows,
+)
 
 from eddy.engine.compile.native_queries import plan_native
-from eddy.engine.operators.columnar_expressions import (
-    column_values,
-    compile_columnar,
-    evaluate,
-    truthy,
-)
 from eddy.engine.operators.followed_by import FollowedByPlan, plan_followed_by
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
@@ -43,7 +45,6 @@ from eddy.engine.operators.followed_by.matching import (
 )
 from eddy.engine.spark.row_layout import SEQ, TS, input_layout
 from eddy.lang import check
-from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 from eddy.runtime.model import InputEvent
 
@@ -93,53 +94,21 @@ def plan_of(analyzed: AnalyzedApp) -> FollowedByPlan:
 def operator_rows(analyzed: AnalyzedApp, plan: FollowedByPlan,
                   events: Sequence[InputEvent]) -> pd.DataFrame:
     """The rows Spark hands the operator (what :mod:`.spark` computes in the JVM)."""
-    kinds = {a.name: a.type for name in ("A", "B", "C")
-             for a in analyzed.streams[name].attributes}
-    names = [a.name for a in analyzed.streams["A"].attributes]
-    scope = plan.info.scope
     sides = [(plan.second, plan.second_filters)]
     if plan.right is not None:
         sides.append((plan.right, plan.right_filters))
-    flags = SIDE_FLAGS[:len(sides)]
-    rows: dict[str, list[Any]] = {SEQ: [], TS: [], FIRST_EVENT: [], PARTITION: []}
-    rows.update({c: [] for side in flags for c in side})
-    rows.update({c: [] for c in plan.attributes})
-    for event in events:
-        if event.stream not in (plan.first, *(s for s, _ in sides)):
-            continue
-        values = dict(zip(names, event.data))
-        key = None
-        if plan.partition_attributes:
-            raw = values[plan.partition_attributes[event.stream]]
-            if raw is None:
-                continue  # a null partition value goes nowhere
-            key = raw if isinstance(raw, int) and not isinstance(raw, bool) else str(raw)
-        columns = {n: column_values(pd.Series([values[n]], dtype=object), kinds[n])
-                   for n in names}
 
-        def holds(state: int, filters: Sequence[Any]) -> bool:
-            current = scope.with_current(scope.sources[state])
-            return all(bool(truthy(evaluate(compile_columnar(
-                f, analyzed.type_of, lambda v: current.resolve(v).attribute.name),
-                columns, 1))[0]) for f in filters)
+    def flags(event: InputEvent, holds: Holds) -> dict[str, bool]:
+        found = {FIRST_EVENT: event.stream == plan.first and holds(0, plan.first_filters)}
+        for side, ((stream, filters), (of_stream, passes)) in enumerate(
+                zip(sides, SIDE_FLAGS)):
+            found[of_stream] = event.stream == stream
+            found[passes] = event.stream == stream and holds(1 + side, filters)
+        return found
 
-        rows[SEQ].append(event.seq)
-        rows[TS].append(event.ts)
-        rows[FIRST_EVENT].append(event.stream == plan.first and holds(0, plan.first_filters))
-        for side, ((stream, filters), (of_stream, passes)) in enumerate(zip(sides, flags)):
-            rows[of_stream].append(event.stream == stream)
-            rows[passes].append(event.stream == stream and holds(1 + side, filters))
-        rows[PARTITION].append(key)
-        for column, (stream, name) in plan.attributes.items():
-            rows[column].append(values[name] if stream == event.stream else None)
-    frame = pd.DataFrame(rows)
-    for column, (_, name) in plan.attributes.items():  # as Arrow hands them to pandas
-        if kinds[name] is AttrType.DOUBLE:
-            frame[column] = frame[column].astype(np.float64)
-        elif kinds[name] in (AttrType.INT, AttrType.LONG):
-            frame[column] = frame[column].astype(np.float64 if frame[column].isna().any()
-                                                 else np.int64)
-    return frame
+    return state_rows(analyzed, plan.info.scope, events,
+                      [plan.first, *(s for s, _ in sides)], plan.partition_attributes,
+                      plan.attributes, flags, PARTITION)
 
 
 def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
@@ -267,18 +236,5 @@ def test_followed_by_through_spark(spark: Any, query: str, within: str,
                                    partitioned: bool) -> None:
     """The real plan (``eddy.replay`` on Spark) in micro-batches of 25 events, timestamps
     going back now and then, equals the runtime."""
-    from eddy.engine.run.replay import replay
-
     analyzed = app(query, within, partitioned)
-    rng = np.random.default_rng(3)
-    events, ts = [], 10_000
-    for seq in range(200):
-        ts += int(rng.integers(-300 if seq % 50 > 40 else 0, 700))
-        k = None if seq % 37 == 0 else int(rng.integers(0, 5))
-        events.append(InputEvent(seq, ts, "ABC"[int(rng.integers(0, 3))],
-                                 (k, float(rng.normal(10, 8)), "xy"[seq % 2])))
-    inputs = [{"stream": e.stream, "data": list(e.data), "timestamp": e.ts} for e in events]
-    result = replay(analyzed.source, inputs, batch_size=25)
-    expected = [(o[1], o[3]) for o in by_runtime(analyzed, events)]
-    assert [(e["timestamp"], tuple(e["data"])) for e in result.streams["O"]] == expected
-    assert expected
+    replay_equals_runtime(analyzed, random_events(3, 200, "ABC", 5))

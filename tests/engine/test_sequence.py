@@ -22,22 +22,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from columnar_runs import Output, by_operator, by_runtime
+from columnar_runs import (
+    Holds,
+    Output,
+    by_operator,
+    by_runtime,
+    random_events,
+    replay_equals_runtime,
+    state_rows,
+)
 
 from eddy.engine.compile.native_queries import plan_native
 from eddy.engine.compile.operator_facts import physical_plan
-from eddy.engine.operators.columnar_expressions import (
-    column_values,
-    compile_columnar,
-    evaluate,
-    truthy,
-)
 from eddy.engine.operators.sequence import SequencePlan, plan_sequence
 from eddy.engine.operators.sequence.matching import PARTITION, Recent, process
 from eddy.engine.operators.sequence.plan import passes
 from eddy.engine.spark.row_layout import SEQ, TS, input_layout
 from eddy.lang import check
-from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 from eddy.runtime.model import InputEvent
 
@@ -78,47 +79,12 @@ def plan_of(analyzed: AnalyzedApp) -> SequencePlan:
 def operator_rows(analyzed: AnalyzedApp, plan: SequencePlan,
                   events: Sequence[InputEvent]) -> pd.DataFrame:
     """The rows Spark hands the operator (what :mod:`.spark` computes in the JVM)."""
-    kinds = {a.name: a.type for name in ("A", "B") for a in analyzed.streams[name].attributes}
-    names = [a.name for a in analyzed.streams["A"].attributes]
-    scope = plan.info.scope
-    states = range(len(plan.streams))
-    rows: dict[str, list[Any]] = {SEQ: [], TS: [], PARTITION: []}
-    rows.update({passes(k): [] for k in states})
-    rows.update({c: [] for c in plan.attributes})
-    for event in events:
-        if event.stream not in plan.streams:
-            continue
-        values = dict(zip(names, event.data))
-        key = None
-        if plan.partition_attributes:
-            raw = values[plan.partition_attributes[event.stream]]
-            if raw is None:
-                continue  # a null partition value goes nowhere
-            key = raw if isinstance(raw, int) and not isinstance(raw, bool) else str(raw)
-        columns = {n: column_values(pd.Series([values[n]], dtype=object), kinds[n])
-                   for n in names}
+    def flags(event: InputEvent, holds: Holds) -> dict[str, bool]:
+        return {passes(k): event.stream == stream and holds(k, plan.filters[k])
+                for k, stream in enumerate(plan.streams)}
 
-        def holds(state: int) -> bool:
-            current = scope.with_current(scope.sources[state])
-            return all(bool(truthy(evaluate(compile_columnar(
-                f, analyzed.type_of, lambda v: current.resolve(v).attribute.name),
-                columns, 1))[0]) for f in plan.filters[state])
-
-        rows[SEQ].append(event.seq)
-        rows[TS].append(event.ts)
-        rows[PARTITION].append(key)
-        for k in states:
-            rows[passes(k)].append(event.stream == plan.streams[k] and holds(k))
-        for column, (stream, name) in plan.attributes.items():
-            rows[column].append(values[name] if stream == event.stream else None)
-    frame = pd.DataFrame(rows)
-    for column, (_, name) in plan.attributes.items():  # as Arrow hands them to pandas
-        if kinds[name] is AttrType.DOUBLE:
-            frame[column] = frame[column].astype(np.float64)
-        elif kinds[name] in (AttrType.INT, AttrType.LONG):
-            frame[column] = frame[column].astype(np.float64 if frame[column].isna().any()
-                                                 else np.int64)
-    return frame
+    return state_rows(analyzed, plan.info.scope, events, plan.streams,
+                      plan.partition_attributes, plan.attributes, flags, PARTITION)
 
 
 def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
@@ -206,20 +172,7 @@ def test_other_shapes_stay_in_the_runtime() -> None:
 def test_sequence_through_spark(spark: Any, partitioned: bool) -> None:
     """The real plan (``eddy.replay`` on Spark) in micro-batches of 25 events, timestamps
     going back now and then, equals the runtime."""
-    from eddy.engine.run.replay import replay
-
     analyzed = app("two-streams", True, "within 2 sec", partitioned)
     plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
     assert [q.operator for q in plan.queries] == ["sequence"]
-    rng = np.random.default_rng(5)
-    events, ts = [], 10_000
-    for seq in range(300):
-        ts += int(rng.integers(-300 if seq % 50 > 40 else 0, 700))
-        k = None if seq % 37 == 0 else int(rng.integers(0, 3))
-        events.append(InputEvent(seq, ts, "AB"[int(rng.integers(0, 2))],
-                                 (k, float(rng.normal(10, 8)), "xy"[seq % 2])))
-    inputs = [{"stream": e.stream, "data": list(e.data), "timestamp": e.ts} for e in events]
-    result = replay(analyzed.source, inputs, batch_size=25)
-    expected = [(o[1], o[3]) for o in by_runtime(analyzed, events)]
-    assert [(e["timestamp"], tuple(e["data"])) for e in result.streams["O"]] == expected
-    assert expected
+    replay_equals_runtime(analyzed, random_events(5, 300, "AB", 3))

@@ -22,7 +22,7 @@ and the batch-window operator, so timers fire on the wall clock without new even
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -40,11 +40,9 @@ from eddy.engine.compile.native_queries import (
 from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
-from eddy.engine.operators.followed_by import followed_by_part, plan_followed_by
-from eddy.engine.operators.followed_by.plan import FollowedBySpec
+from eddy.engine.operators.followed_by import FollowedByPlan, followed_by_part, plan_followed_by
 from eddy.engine.operators.followed_by.jvm import jvm_followed_by
-from eddy.engine.operators.sequence import plan_sequence, sequence_part
-from eddy.engine.operators.sequence.plan import SequenceSpec
+from eddy.engine.operators.followed_by.plan import FollowedBySpec
 from eddy.engine.operators.fused_operator import run_fused
 from eddy.engine.operators.operator_part import (
     KEY,
@@ -54,9 +52,11 @@ from eddy.engine.operators.operator_part import (
     run_alone,
 )
 from eddy.engine.operators.runtime_operator import make_step
+from eddy.engine.operators.sequence import SequencePlan, plan_sequence, sequence_part
+from eddy.engine.operators.sequence.plan import SequenceSpec
 from eddy.engine.operators.window_aggregates import plan_window_aggregate, window_aggregate_part
 from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
-from eddy.engine.operators.window_join import plan_window_join, window_join_part
+from eddy.engine.operators.window_join import WindowJoinPlan, plan_window_join, window_join_part
 from eddy.engine.operators.window_join.plan import WindowJoinSpec
 from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
@@ -66,9 +66,7 @@ from eddy.runtime.table import build_tables
 from eddy.store.aggregation_settings import worker_environment
 
 if TYPE_CHECKING:
-    from eddy.lang.semantic import AnalyzedApp
-
-Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec, SequenceSpec)
+    from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
 
 def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
@@ -187,20 +185,33 @@ def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: 
     return as_input(analyzed, fed, source, layout)
 
 
+Planned = TypeVar("Planned", FollowedByPlan, WindowJoinPlan, SequencePlan)
+Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec, SequenceSpec)
+
+
+def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+             layout: InputLayout,
+             plan_of: Callable[[AnalyzedApp, list[QueryInfo], InputLayout], Planned | None]
+             ) -> tuple[Planned, DataFrame, InputLayout]:
+    """The plan of a columnar operator (a followed-by's, join's or sequence's: they emit only
+    on input events) for the planned query, over the rows it reads (:func:`_fed`), its
+    outputs' order path starting where an input's event reaches it."""
+    rows, read, start = _fed(analyzed, choice, source, layout)
+    planned = plan_of(analyzed, [analyzed.query(choice.query)], read)
+    if planned is None:
+        raise _disagree(choice)
+    return replace(planned, spec=_entered(planned.spec, start)), rows, read
+
+
 def _entered(spec: Spec, start: tuple[int, ...]) -> Spec:
-    """``spec`` (a followed-by's or join's) with its outputs' order path starting at
-    ``start`` (its queries emit only on input events)."""
+    """``spec`` with its outputs' order path starting at ``start``."""
     return replace(spec, order_prefix=(*start, *spec.order_prefix[1:]))
 
 
 def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                      layout: InputLayout) -> DataFrame:
     """The query in eddy's Java followed-by (:mod:`eddy.engine.operators.followed_by.jvm`)."""
-    source, layout, start = _fed(analyzed, choice, source, layout)
-    pattern = plan_followed_by(analyzed, [analyzed.query(choice.query)], layout)
-    if pattern is None:
-        raise _disagree(choice)
-    pattern = replace(pattern, spec=_entered(pattern.spec, start))
+    pattern, source, layout = _planned(analyzed, choice, source, layout, plan_followed_by)
     return _in_jvm(choice, jvm_followed_by(analyzed, pattern, source, layout,
                                            buckets=_buckets(choice)))
 
@@ -215,31 +226,19 @@ def _in_jvm(choice: QueryChoice, frame: DataFrame | None) -> DataFrame:
 
 def _followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                  layout: InputLayout) -> OperatorPart:
-    source, layout, start = _fed(analyzed, choice, source, layout)
-    pattern = plan_followed_by(analyzed, [analyzed.query(choice.query)], layout)
-    if pattern is None:
-        raise _disagree(choice)
-    pattern = replace(pattern, spec=_entered(pattern.spec, start))
+    pattern, source, layout = _planned(analyzed, choice, source, layout, plan_followed_by)
     return followed_by_part(analyzed, pattern, source, layout, buckets=_buckets(choice))
 
 
 def _window_join(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
                  layout: InputLayout) -> OperatorPart:
-    source, layout, start = _fed(analyzed, choice, source, layout)
-    join = plan_window_join(analyzed, [analyzed.query(choice.query)], layout)
-    if join is None:
-        raise _disagree(choice)
-    return window_join_part(analyzed, replace(join, spec=_entered(join.spec, start)), source,
-                            layout)
+    join, source, layout = _planned(analyzed, choice, source, layout, plan_window_join)
+    return window_join_part(analyzed, join, source, layout)
 
 
 def _sequence(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
               layout: InputLayout) -> OperatorPart:
-    source, layout, start = _fed(analyzed, choice, source, layout)
-    sequence = plan_sequence(analyzed, [analyzed.query(choice.query)], layout)
-    if sequence is None:
-        raise _disagree(choice)
-    sequence = replace(sequence, spec=_entered(sequence.spec, start))
+    sequence, source, layout = _planned(analyzed, choice, source, layout, plan_sequence)
     return sequence_part(analyzed, sequence, source, layout, buckets=_buckets(choice))
 
 
