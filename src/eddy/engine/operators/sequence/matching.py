@@ -95,27 +95,26 @@ def process(spec: SequenceSpec, recent: Recent,
         starts = starts[alive]
         residual = spec.residuals[k]
         if residual is not None and len(starts):
-            held = _states(spec, columns, order, starts, k)
+            held = _states(columns, order, starts, k)
             starts = starts[truthy(evaluate(residual, held, len(starts)))]
     ends = order[starts + spec.states - 1]
     done = ends >= carried  # a match that ended among the carried rows was emitted before
     starts, ends = starts[done], ends[done]
     emitted = np.argsort(ends, kind="stable")
     starts, ends = starts[emitted], ends[emitted]
-    held = _states(spec, columns, order, starts, spec.states - 1)
+    held = _states(columns, order, starts, spec.states - 1)
     outputs = output_frame(rows[SEQ].to_numpy(np.int64), ts, ends, [
         (evaluate(o.expression, held, len(starts)) if o.expression is not None
          else held[o.column], o.type) for o in spec.selected])
     last = np.r_[owner[1:] != owner[:-1], True]
-    from_end = np.empty(size, np.int64)  # each sorted row's place from its instance's end
-    ends_at = np.flatnonzero(last)
-    from_end[:] = np.repeat(ends_at, np.diff(np.r_[-1, ends_at])) - np.arange(size)
+    ends_at = np.flatnonzero(last)  # each sorted row's place from its instance's end:
+    from_end = np.repeat(ends_at, np.diff(np.r_[-1, ends_at])) - np.arange(size)
     kept = np.sort(order[from_end < spec.states - 1])
     recent.rows = rows.iloc[kept].reset_index(drop=True)
     return outputs, recent
 
 
-def _states(spec: SequenceSpec, columns: dict[str, Values], order: Any, starts: Any,
+def _states(columns: dict[str, Values], order: Array, starts: Array,
             upto: int) -> dict[str, Values]:
     """The columns of states ``0..upto`` of the matches starting at the sorted rows
     ``starts``."""
