@@ -12,6 +12,7 @@ Spark; ``test_followed_by_through_spark`` runs the real plan.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -194,6 +195,18 @@ def test_a_match_expired_in_one_list_completes_unseen(late: int, cuts: list[int]
     expected = by_runtime(analyzed, events)
     assert [o[3] for o in expected] == [("x", 1, None)]
     assert run_operator(analyzed, events, cuts) == expected
+
+
+def test_a_checkpoint_from_before_the_new_fields_loads() -> None:
+    """A pattern's state checkpointed by an earlier eddy (no ``started``, ``listed``,
+    ``completed``, ``expired``) loads with its matches in every list, none completed."""
+    old = Pending(np.array([3, 5]), np.array([False, True]), np.array([10, 20]),
+                  np.array([0, 0]))
+    for name in ("started", "listed", "completed", "expired"):
+        del old.__dict__[name]
+    loaded = pickle.loads(pickle.dumps(old))
+    assert loaded.started == set() and loaded.listed.tolist() == [-1, -1]
+    assert loaded.completed.tolist() == [False, False] == loaded.expired.tolist()
 
 
 def test_state_stays_flat_with_within() -> None:

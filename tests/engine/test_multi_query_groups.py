@@ -131,6 +131,30 @@ insert into MildMin;
       "cold": "spark-sql" if JVM else "runtime",
       "cold-count": "jvm-window-aggregate" if JVM else "runtime", "hot": "spark-sql",
       "hot-rise": "jvm-followed-by" if JVM else "followed-by", "hot-pairs": "window-join"}),
+    # Pattern and sequence shapes beside a window, four NumPy operators fused in one: an
+    # 'or' completed from either stream, a first match only, a global and a partitioned
+    # sequence.
+    "patterns": ("@app:playback\n" + TEMP + """
+define stream OtherStream (roomNo int);
+@info(name = 'avg') from TempStream#window.time(1 sec)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
+@info(name = 'either')
+from every e1=TempStream[temp > 30.0]
+  -> (e2=TempStream[roomNo == e1.roomNo and temp < e1.temp]
+      or e3=OtherStream[roomNo == e1.roomNo]) within 2 sec
+select e1.roomNo, e2.temp as cooler, e3.roomNo as other insert into Either;
+@info(name = 'first') from e1=TempStream[temp > 40.0] -> e2=OtherStream[roomNo == e1.roomNo]
+select e1.temp, e2.roomNo insert into First;
+@info(name = 'rising')
+from every e1=TempStream, e2=TempStream[temp > e1.temp], e3=TempStream[temp > e2.temp]
+  within 3 sec
+select e1.roomNo, e1.temp as low, e3.temp as high insert into Rising;
+partition with (roomNo of TempStream) begin
+@info(name = 'room-pairs') from every e1=TempStream[temp < 25.0], e2=TempStream[temp > 35.0]
+select e1.temp as low, e2.temp as high insert into RoomPairs;
+end;
+""", {"avg": SLIDING, "either": "followed-by", "first": "followed-by", "rising": "sequence",
+      "room-pairs": "sequence"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]
@@ -217,7 +241,7 @@ def test_group_equals_the_runtime(name: str, spark: Any) -> None:
     @settings(max_examples=4, deadline=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture,
                                      HealthCheck.too_slow])
-    @given(inputs(two_streams=name in ("clock", "chains")))
+    @given(inputs(two_streams=name in ("clock", "chains", "patterns")))
     def check_example(example: tuple[list[Event], list[int]]) -> None:
         events, cuts = example
         assert by_spark(spark, app, events, cuts) == by_runtime(app, events)

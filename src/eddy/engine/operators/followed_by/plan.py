@@ -165,7 +165,7 @@ def filtered_only(stream: ast.SingleInputStream) -> bool:
 
 
 def partition_of(analyzed: AnalyzedApp, info: QueryInfo,
-               streams: set[str]) -> dict[str, str] | None:
+                 streams: set[str]) -> dict[str, str] | None:
     """Stream → partition attribute (empty: unpartitioned); None when the partition is not a
     value partition by a plain attribute of every stream the pattern reads."""
     if info.partition is None:
