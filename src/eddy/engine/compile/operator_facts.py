@@ -76,8 +76,7 @@ class EngineFacts:
     def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
                  streams: Sequence[str]) -> bool:
         plan = plan_sequence(analyzed, [info], _layout(analyzed, streams))
-        return plan is not None and self.spark_sql_problem(
-            analyzed, [f for filters in plan.filters for f in filters]) is None
+        return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
 
     def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:

@@ -258,7 +258,9 @@ def _vectorised(spec: FollowedBySpec, candidates: _Candidates, batch: Mapping[st
     completed[matched] = True
     for j in range(len(rows.of_side)):
         listed[matched[side[matched] == j]] &= ~np.int8(1 << j)
-        # a completed match leaves a side's list at that side's next event: after it
+        if len(rows.of_side) == 1:
+            break  # one list: a completed match has left it
+        # a completed match leaves the other side's list at that side's next event: after it
         # completed (or at that event, when this side's list comes after the completing one)
         last = _last_row(candidates, rows.instance, rows.of_side[j])
         gone = completed & ((last > found) | ((last == found) & (found >= 0) & (side < j)))

@@ -83,6 +83,10 @@ class SequencePlan:
     attributes: dict[str, tuple[str, str]]  # physical column -> (stream, attribute)
     spec: SequenceSpec
 
+    def spark_filters(self) -> tuple[ast.Expression, ...]:
+        """Every condition that runs in Spark SQL."""
+        return tuple(f for filters in self.filters for f in filters)
+
 
 def plan_sequence(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                   layout: InputLayout) -> SequencePlan | None:
