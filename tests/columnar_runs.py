@@ -18,6 +18,8 @@ from eddy.engine.operators.columnar_expressions import (
     evaluate,
     truthy,
 )
+from eddy.engine.operators.followed_by.matching import FIRST_EVENT, PARTITION, SIDE_FLAGS
+from eddy.engine.operators.followed_by.spark import PatternStates
 from eddy.engine.operators.runtime_operator import run_batch
 from eddy.engine.spark.row_layout import SEQ, TS
 from eddy.lang import ast
@@ -131,6 +133,27 @@ def state_rows(analyzed: AnalyzedApp, scope: Scope, events: Sequence[InputEvent]
             frame[column] = frame[column].astype(np.float64 if frame[column].isna().any()
                                                  else np.int64)
     return frame
+
+
+def pattern_state_rows(analyzed: AnalyzedApp, plan: PatternStates,
+                       events: Sequence[InputEvent]) -> pd.DataFrame:
+    """The rows Spark hands a followed-by or counting operator
+    (:func:`~eddy.engine.operators.followed_by.spark.pattern_rows`)."""
+    sides = [(plan.second, plan.second_filters)]
+    if plan.right is not None:
+        sides.append((plan.right, plan.right_filters))
+
+    def flags(event: InputEvent, holds: Holds) -> dict[str, bool]:
+        found = {FIRST_EVENT: event.stream == plan.first and holds(0, plan.first_filters)}
+        for side, ((stream, filters), (of_stream, passes)) in enumerate(
+                zip(sides, SIDE_FLAGS)):
+            found[of_stream] = event.stream == stream
+            found[passes] = event.stream == stream and holds(1 + side, filters)
+        return found
+
+    return state_rows(analyzed, plan.info.scope, events,
+                      [plan.first, *(s for s, _ in sides)], plan.partition_attributes,
+                      plan.attributes, flags, PARTITION)
 
 
 def random_events(seed: int, count: int, streams: str, keys: int) -> list[InputEvent]:

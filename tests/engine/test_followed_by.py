@@ -24,13 +24,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from columnar_runs import (
-    Holds,
     Output,
     by_operator,
     by_runtime,
+    pattern_state_rows,
     random_events,
     replay_equals_runtime,
-    state_rows,
 )
 
 from eddy.engine.compile.native_queries import plan_native
@@ -40,7 +39,6 @@ from eddy.engine.operators.followed_by.matching import (
     PARTITION,
     SECOND_EVENT,
     SECOND_PASSES,
-    SIDE_FLAGS,
     Pending,
     process,
 )
@@ -95,21 +93,7 @@ def plan_of(analyzed: AnalyzedApp) -> FollowedByPlan:
 def operator_rows(analyzed: AnalyzedApp, plan: FollowedByPlan,
                   events: Sequence[InputEvent]) -> pd.DataFrame:
     """The rows Spark hands the operator (what :mod:`.spark` computes in the JVM)."""
-    sides = [(plan.second, plan.second_filters)]
-    if plan.right is not None:
-        sides.append((plan.right, plan.right_filters))
-
-    def flags(event: InputEvent, holds: Holds) -> dict[str, bool]:
-        found = {FIRST_EVENT: event.stream == plan.first and holds(0, plan.first_filters)}
-        for side, ((stream, filters), (of_stream, passes)) in enumerate(
-                zip(sides, SIDE_FLAGS)):
-            found[of_stream] = event.stream == stream
-            found[passes] = event.stream == stream and holds(1 + side, filters)
-        return found
-
-    return state_rows(analyzed, plan.info.scope, events,
-                      [plan.first, *(s for s, _ in sides)], plan.partition_attributes,
-                      plan.attributes, flags, PARTITION)
+    return pattern_state_rows(analyzed, plan, events)
 
 
 def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],

@@ -131,9 +131,9 @@ insert into MildMin;
       "cold": "spark-sql" if JVM else "runtime",
       "cold-count": "jvm-window-aggregate" if JVM else "runtime", "hot": "spark-sql",
       "hot-rise": "jvm-followed-by" if JVM else "followed-by", "hot-pairs": "window-join"}),
-    # Pattern and sequence shapes beside a window, four NumPy operators fused in one: an
-    # 'or' completed from either stream, a first match only, a global and a partitioned
-    # sequence.
+    # Pattern and sequence shapes beside a window, five NumPy operators fused in one: an
+    # 'or' completed from either stream, a first match only, a counting pattern, a global
+    # and a partitioned sequence.
     "patterns": ("@app:playback\n" + TEMP + """
 define stream OtherStream (roomNo int);
 @info(name = 'avg') from TempStream#window.time(1 sec)
@@ -145,6 +145,10 @@ from every e1=TempStream[temp > 30.0]
 select e1.roomNo, e2.temp as cooler, e3.roomNo as other insert into Either;
 @info(name = 'first') from e1=TempStream[temp > 40.0] -> e2=OtherStream[roomNo == e1.roomNo]
 select e1.temp, e2.roomNo insert into First;
+@info(name = 'counted')
+from every e1=TempStream[temp > 30.0]<2:3> -> e2=OtherStream[roomNo == e1[0].roomNo]
+select e1[0].roomNo, e1[1].temp as second, e1[last].temp as hottest, e2.roomNo as other
+insert into Counted;
 @info(name = 'rising')
 from every e1=TempStream, e2=TempStream[temp > e1.temp], e3=TempStream[temp > e2.temp]
   within 3 sec
@@ -153,8 +157,8 @@ partition with (roomNo of TempStream) begin
 @info(name = 'room-pairs') from every e1=TempStream[temp < 25.0], e2=TempStream[temp > 35.0]
 select e1.temp as low, e2.temp as high insert into RoomPairs;
 end;
-""", {"avg": SLIDING, "either": "followed-by", "first": "followed-by", "rising": "sequence",
-      "room-pairs": "sequence"}),
+""", {"avg": SLIDING, "either": "followed-by", "first": "followed-by", "counted": "counting",
+      "rising": "sequence", "room-pairs": "sequence"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]

@@ -4,9 +4,10 @@ The physical planner (:mod:`eddy.plan.physical`, Spark-free) decides per query w
 operator runs it and on which state key; this module builds that plan in Spark and nothing
 else: Spark SQL over the group's input rows for the stateless queries
 (:mod:`eddy.engine.compile.native_queries`), the vectorised window aggregate, followed-by,
-window join and sequence (:mod:`eddy.engine.operators.window_aggregates`,
+window join, sequence and counting pattern (:mod:`eddy.engine.operators.window_aggregates`,
 :mod:`eddy.engine.operators.followed_by`, :mod:`eddy.engine.operators.window_join`,
-:mod:`eddy.engine.operators.sequence`) for the queries planned there, and the per-event
+:mod:`eddy.engine.operators.sequence`, :mod:`eddy.engine.operators.counting`) for the
+queries planned there, and the per-event
 runtime or the aggregation step (:mod:`eddy.engine.operators.runtime_operator`,
 :mod:`eddy.engine.operators.aggregation_step`) for the rest, keyed as planned, reading rows
 the JVM narrowed (:mod:`eddy.engine.compile.runtime_input`). Each Python operator is an
@@ -40,6 +41,8 @@ from eddy.engine.compile.native_queries import (
 from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
+from eddy.engine.operators.counting import CountingPlan, counting_part, plan_counting
+from eddy.engine.operators.counting.plan import CountingSpec
 from eddy.engine.operators.followed_by import FollowedByPlan, followed_by_part, plan_followed_by
 from eddy.engine.operators.followed_by.jvm import jvm_followed_by
 from eddy.engine.operators.followed_by.plan import FollowedBySpec
@@ -76,7 +79,7 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
     streaming query runs natively; False also promises that no on-demand query comes, which
-    lets an aggregation-only group run split by group (the planner's rule 7.1). ``typed``
+    lets an aggregation-only group run split by group (the planner's rule 8.1). ``typed``
     False puts the values of Spark SQL's outputs in ``_data`` too (real-time mode writes
     ``OUTPUT_SCHEMA`` only; its groups have no other operator).
     """
@@ -185,8 +188,8 @@ def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: 
     return as_input(analyzed, fed, source, layout)
 
 
-Planned = TypeVar("Planned", FollowedByPlan, WindowJoinPlan, SequencePlan)
-Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec, SequenceSpec)
+Planned = TypeVar("Planned", FollowedByPlan, WindowJoinPlan, SequencePlan, CountingPlan)
+Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec, SequenceSpec, CountingSpec)
 
 
 def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
@@ -242,8 +245,14 @@ def _sequence(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
     return sequence_part(analyzed, sequence, source, layout, buckets=_buckets(choice))
 
 
+def _counting(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+              layout: InputLayout) -> OperatorPart:
+    counting, source, layout = _planned(analyzed, choice, source, layout, plan_counting)
+    return counting_part(analyzed, counting, source, layout, buckets=_buckets(choice))
+
+
 _VECTORISED = {"window-aggregate": _window_aggregate, "followed-by": _followed_by,
-               "window-join": _window_join, "sequence": _sequence}
+               "window-join": _window_join, "sequence": _sequence, "counting": _counting}
 
 
 def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
@@ -257,7 +266,7 @@ def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
     step = make_aggregation_step(app_text, layout) if vectorised \
         else make_step(app_text, list(ids), layout)
     key: Column
-    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 7.1)
+    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 8.1)
         split = aggregation_split(plan.runtime.key, source, layout)
         source, streams, key = split.source, split.streams, split.key
     else:

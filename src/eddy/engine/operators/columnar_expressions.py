@@ -83,8 +83,7 @@ def compile_columnar(expr: ast.Expression, type_of: Callable[[ast.Expression], A
         case ast.Constant() | ast.TimeConstant():
             return Node("const", kind, value=constant_value(expr))
         case ast.Variable():
-            column = None if expr.stream_index is not None or expr.inner or expr.fault \
-                else column_of(expr)
+            column = None if expr.inner or expr.fault else column_of(expr)
             if column is None:
                 raise NotColumnar(f"attribute {expr.attribute}")
             return Node("col", kind, value=column)

@@ -69,6 +69,8 @@ class OperatorColumns:
     def resolver(self, scope: Scope) -> Callable[[ast.Variable], str | None]:
         """A variable's operator column as seen from ``scope`` (None: no input's)."""
         def column_of(var: ast.Variable) -> str | None:
+            if var.stream_index is not None:
+                return None  # an event of a chain: no column of its own
             resolved = scope.resolve(var)
             side = state_of(resolved.source, self.sources)
             return None if side is None else self.column(side, resolved.attribute)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +61,7 @@ from eddy.engine.operators.followed_by.plan import FIRST, SIDES, FollowedBySpec
 from eddy.engine.spark.row_layout import SEQ, TS
 
 __all__ = ["FIRST_EVENT", "KEY", "PARTITION", "SECOND_EVENT", "SECOND_PASSES", "SIDE_FLAGS",
-           "Pending", "process"]
+           "Pending", "first_events", "process"]
 
 Array = npt.NDArray[Any]
 FIRST_EVENT = "_s1"    # an S1 event that passes e1's filter: it starts a match
@@ -290,33 +290,52 @@ def _first_events(within: int | None, residual: Node | None, candidates: _Candid
                   side: int, held: Array, batch: Mapping[str, Values], rows: _Rows) -> Array:
     """Per candidate ``held`` (in the side's list, not completed), the first later batch
     row that completes it through ``side`` within ``within`` of its ``e1`` (-1: none)."""
-    ts, group = rows.ts, candidates.groups[side]
-    events = np.flatnonzero(rows.testable[side])
-    events = events[np.argsort(rows.groups[side][events], kind="stable")]  # (group, arrival)
-    groups = rows.groups[side][events]
-    width = np.int64(len(ts) + 1)  # a candidate's first event: same group, a later row
-    first = np.searchsorted(groups * width + events, group * width + candidates.rows,
+    ts = rows.ts
+    in_time = None if within is None else \
+        (lambda which, at: ts[at] - candidates.ts[which, None] <= within)
+    accepts = None if residual is None else \
+        (lambda which, at: _accepts(residual, candidates, batch, which, at))
+    return first_events(rows.groups[side], rows.testable[side], candidates.groups[side],
+                        candidates.rows, held, in_time, accepts)
+
+
+def first_events(row_groups: Array, testable: Array, groups: Array, after: Array,
+                 held: Array, in_time: Callable[[Array, Array], Array] | None,
+                 accepts: Callable[[Array, Array], Array] | None) -> Array:
+    """Per candidate ``held`` (with a match-key group, ``groups >= 0``), the first
+    ``testable`` batch row of its group later than its row ``after`` (-1: before the batch)
+    that ``in_time`` allows and ``accepts`` accepts (-1: none). ``in_time(which, at)`` takes
+    candidates and a block of rows per candidate and must turn false for good once false
+    (rows come in arrival order); ``accepts(which, at)`` takes (candidate, row) pairs.
+
+    The rows of each group are sorted by arrival, each candidate's first by binary search,
+    and the rows after it tested in growing blocks until each candidate has its row or has
+    run past its group's rows or its time."""
+    events = np.flatnonzero(testable)
+    events = events[np.argsort(row_groups[events], kind="stable")]  # (group, arrival)
+    sorted_groups = row_groups[events]
+    width = np.int64(len(testable) + 1)  # a candidate's first event: same group, a later row
+    first = np.searchsorted(sorted_groups * width + events, groups * width + after,
                             side="right")
-    end = np.searchsorted(groups, group, side="right")
-    active = np.flatnonzero(held & (group >= 0) & (first < end))
-    found = np.full(len(candidates.seq), -1, np.int64)
+    end = np.searchsorted(sorted_groups, groups, side="right")
+    active = np.flatnonzero(held & (groups >= 0) & (first < end))
+    found = np.full(len(groups), -1, np.int64)
     offset, block = 0, _FIRST_BLOCK
     while len(active):
         tried = first[active, None] + np.arange(offset, offset + block)[None, :]
         inside = tried < end[active, None]
         at = events[np.minimum(tried, len(events) - 1)]
-        if within is not None:
-            inside &= ts[at] - candidates.ts[active, None] <= within
+        if in_time is not None:
+            inside &= in_time(active, at)
         accepted = inside.copy()
-        if residual is not None and inside.any():
+        if accepts is not None and inside.any():
             which, step = np.nonzero(inside)
-            accepted[which, step] = _accepts(residual, candidates, batch, active[which],
-                                             at[which, step])
+            accepted[which, step] = accepts(active[which], at[which, step])
         hit = accepted.any(axis=1)
         chosen = np.argmax(accepted, axis=1)
         found[active[hit]] = at[hit, chosen[hit]]
-        # a candidate is done when matched or past its key's events or its within (its
-        # key's events are in time order, so no later one is within either)
+        # a candidate is done when matched or past its group's rows or its time (its
+        # group's rows are in arrival order, so no later one is in time either)
         finished = hit | ~inside.all(axis=1)
         active = active[~finished]
         offset += block

@@ -11,6 +11,8 @@ so both cores work (:mod:`eddy.engine.operators.state_keys` spreads them evenly)
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -33,7 +35,8 @@ from eddy.engine.operators.followed_by.plan import FollowedByPlan
 from eddy.engine.operators.operator_part import KEY as OPERATOR_KEY
 from eddy.engine.operators.operator_part import OperatorPart, run_alone
 from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
-from eddy.lang.semantic import AnalyzedApp
+from eddy.lang import ast
+from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
 
 def compile_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
@@ -56,7 +59,31 @@ def followed_by_part(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFr
                          [(o.name, o.type) for o in spec.selected], spec.order_prefix)
 
 
-def pattern_rows(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
+class PatternStates(Protocol):
+    """What :func:`pattern_rows` reads of a pattern operator's plan (a followed-by's, a
+    counting pattern's)."""
+
+    @property
+    def info(self) -> QueryInfo: ...
+    @property
+    def first(self) -> str: ...
+    @property
+    def second(self) -> str: ...
+    @property
+    def right(self) -> str | None: ...
+    @property
+    def first_filters(self) -> tuple[ast.Expression, ...]: ...
+    @property
+    def second_filters(self) -> tuple[ast.Expression, ...]: ...
+    @property
+    def right_filters(self) -> tuple[ast.Expression, ...]: ...
+    @property
+    def attributes(self) -> dict[str, tuple[str, str]]: ...
+    @property
+    def partition_attributes(self) -> dict[str, str]: ...
+
+
+def pattern_rows(analyzed: AnalyzedApp, plan: PatternStates, source: DataFrame,
                  layout: InputLayout) -> DataFrame:
     """The rows a followed-by operator reads: the pattern's streams, with ``e1``'s filter
     and the conditions on ``e2`` (and ``e3`` of ``(e2 or e3)``) alone evaluated here in the
@@ -74,7 +101,7 @@ def pattern_rows(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFrame,
     columns = [attribute_column(layout, stream, name).alias(column)
                for column, (stream, name) in plan.attributes.items()]
     rows = source.where(F.col(STREAM).isin(plan.first, *(s for s, _ in completing)))
-    if plan.spec.partitioned:
+    if plan.partition_attributes:
         rows = rows.withColumn(PARTITION, partition_value(layout, plan.partition_attributes)) \
             .where(F.col(PARTITION).isNotNull())
         columns.append(F.col(PARTITION))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from eddy.plan.physical.rules import (
+    counting,
     followed_by,
     runtime,
     sequence,
@@ -15,8 +16,9 @@ from eddy.plan.physical.rules import (
 )
 
 RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join,
-                                  sequence, tail, runtime)
+                                  sequence, counting, tail, runtime)
 """Each module has ``NAME`` and ``apply(planning)``."""
-STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join, sequence)
+STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join, sequence,
+                                     counting)
 """The rules of the stateful operators that run a query each; each also has
 ``takes(planning, info, streams)``."""
