@@ -47,7 +47,10 @@ Apps:
   three readings in a row, each more than a degree warmer than the one before;
 - ``heat-outcomes``: after each reading above 45 degrees, whichever comes first: a reading
   below 25 in that room or a reading above 50 from that device (``every e1 -> (e2 or
-  e3)``).
+  e3)``);
+- ``room-bursts``: per room, each run of three to five readings above 40 degrees and the
+  room's next reading below 20 (``every e1=TempStream[temp > 40.0]<3:5> -> e2=…``, a
+  counting pattern).
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -193,6 +196,14 @@ from every e1=TempStream[temp > 45.0]
 select e1.roomNo, e1.temp as hot, e2.temp as cooled, e3.temp as hotter
 insert into OutcomeStream;
 """,
+    "room-bursts": "@app:name('RoomBursts')\n" + TEMP + """
+partition with (roomNo of TempStream) begin
+@info(name = 'bursts')
+from every e1=TempStream[temp > 40.0]<3:5> -> e2=TempStream[temp < 20.0]
+select e1[0].roomNo, e1[0].temp as first, e1[last].temp as last, e2.temp as cooled
+insert into BurstStream;
+end;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
@@ -200,7 +211,8 @@ TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-q
                                   "minute-batches": None, "room-partitions": None,
                                   "room-dashboard": None, "with-a-table": None,
                                   "room-alerts": None, "temp-jumps": None,
-                                  "rising-rooms": None, "heat-outcomes": None}
+                                  "rising-rooms": None, "heat-outcomes": None,
+                                  "room-bursts": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""

@@ -56,6 +56,8 @@ QUERIES = {
             "e1[last].v as lastv, e1[last-2].k as k2, e2.v as bv insert into O;",
     "residual": "from {every}e1=A<1:2> -> e2=B[s == e1[0].s and v >= e1[0].v] "
                 "select e1[1].k as k1, e2.k as bk insert into O;",
+    "one-stream": "from {every}e1=A[v >= 3.5]<2:3> -> e2=A[v < e1[1].v and s == e1[0].s] "
+                  "select e1[0].k as k0, e1[last].v as vl, e2.v as w insert into O;",
 }
 PARTITION_CLAUSE = "partition with (k of A, k of B) begin\n{}\nend;"
 
@@ -171,7 +173,6 @@ def test_other_shapes_stay_in_the_runtime() -> None:
                  "from every e1=A<2:3> -> e2=B[v > e1.v] select e2.k insert into O;",
                  "from every e1=A<2:3> -> e2=B[v > e1[2].v] select e2.k insert into O;",
                  "from every e1=A<2:3> -> e2=B select e1.k insert into O;",
-                 "from every e1=A<2:3> -> e2=A select e2.k insert into O;",
                  "from every e1=A -> e2=B<2:3> select e1.k insert into O;",
                  "from every e1=A<2:3> -> e2=B -> e3=A select e1[0].k insert into O;",
                  "from every e1=A<0:3> -> e2=B select e2.k insert into O;",

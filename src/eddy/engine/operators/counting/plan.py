@@ -5,7 +5,7 @@ The shape is a counting first state followed by one plain state::
     from [every] e1=S1[f]<n:m> -> e2=S2[c]
     select <e1[i].x, e1[last].x, e1[last-k].x, e2.x …> insert into Out;
 
-(``<n>`` for exactly ``n``, ``<n:>`` unbounded), with ``S1`` and ``S2`` different streams,
+(``<n>`` for exactly ``n``, ``<n:>`` unbounded), ``S1`` and ``S2`` one stream or two,
 optionally the only query of a ``partition with (k of S1, k of S2)`` value partition. ``f``
 reads ``e1``'s own event only and runs in Spark SQL. ``c`` is split into its conjuncts: those
 on ``e2`` alone run in Spark SQL, ``e1[i].a == b`` equalities (``i < n``: the first ``n``
@@ -128,7 +128,7 @@ def plan_counting(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     every, count, second = states
     first = count.element
     streams = {first.stream.stream, second.stream.stream}
-    if len(streams) != 2 or not streams <= set(dict(layout.streams)):
+    if not streams <= set(dict(layout.streams)):
         return None
     partition = partition_of(analyzed, info, streams)
     if partition is None:

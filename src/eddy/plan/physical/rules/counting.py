@@ -3,7 +3,7 @@
 Applies to each query left after rules 1–5 that stands alone in its group
 (:meth:`~eddy.plan.physical.planner.Planning.standalone`: it reads no table, named window or
 aggregation, which stay with the runtime), and the query is a pattern
-``[every] e1=S1[f]<n:m> -> e2=S2[c]`` over two different streams, without ``within``,
+``[every] e1=S1[f]<n:m> -> e2=S2[c]`` over one stream or two, without ``within``,
 selecting ``e1[i]``/``e1[last]`` and ``e2`` attributes into a stream, optionally the only
 query of a value partition by plain integral, string or bool attributes of its streams
 (:mod:`eddy.engine.operators.counting` builds the kernel and says whether it can: ``c`` may
