@@ -19,7 +19,7 @@ per-event path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +123,18 @@ def column_values(series: pd.Series, kind: AttrType) -> Values:
     if kind is AttrType.BOOL:
         return Values(_filled(series, null, False).astype(bool), null)
     return Values(series.to_numpy(dtype=object), null)
+
+
+def logical_columns(frame: pd.DataFrame, physical: Sequence[tuple[str, str]],
+                    kinds: Mapping[str, AttrType]) -> dict[str, Values]:
+    """An operator's columns (``kinds``: name -> type) read from the row columns
+    ``physical`` names for each (several may share one, as ``e1.x`` and ``e2.x`` of one
+    stream do: it is converted once)."""
+    read: dict[str, Values] = {}
+    for logical, column in physical:
+        if column not in read:
+            read[column] = column_values(frame[column], kinds[logical])
+    return {logical: read[column] for logical, column in physical}
 
 
 def _filled(series: pd.Series, null: Array, filler: Any) -> Array:

@@ -36,11 +36,11 @@ import pandas as pd
 
 from eddy.engine.operators.columnar_expressions import (
     Values,
-    column_values,
     concat,
     dtype_of,
     evaluate,
     key_groups,
+    logical_columns,
     output_frame,
     take,
     truthy,
@@ -111,11 +111,7 @@ def process(spec: CountingSpec, state: Counted,
     streams in ``_seq`` order with the flag columns of
     :func:`~eddy.engine.operators.followed_by.spark.pattern_rows` and the spec's columns."""
     kinds = dict(spec.columns)
-    read: dict[str, Values] = {}
-    for logical, physical in spec.physical:
-        if physical not in read:
-            read[physical] = column_values(frame[physical], kinds[logical])
-    batch = {logical: read[physical] for logical, physical in spec.physical}
+    batch = logical_columns(frame, spec.physical, kinds)
     size = len(frame)
     seq, ts = frame[SEQ].to_numpy(np.int64), frame[TS].to_numpy(np.int64)
     passing = frame[FIRST_EVENT].to_numpy(bool)

@@ -48,11 +48,11 @@ import pandas as pd
 from eddy.engine.operators.columnar_expressions import (
     Node,
     Values,
-    column_values,
     concat,
     dtype_of,
     evaluate,
     key_groups,
+    logical_columns,
     output_frame,
     take,
     truthy,
@@ -170,11 +170,7 @@ def process(spec: FollowedBySpec, pending: Pending,
     kinds = dict(spec.columns)
     sides = spec.sides()
     first_cols = [c for c in kinds if c.startswith(FIRST)]
-    read: dict[str, Values] = {}
-    for logical, physical in spec.physical:
-        if physical not in read:
-            read[physical] = column_values(frame[physical], kinds[logical])
-    batch = {logical: read[physical] for logical, physical in spec.physical}
+    batch = logical_columns(frame, spec.physical, kinds)
     seq, ts = frame[SEQ].to_numpy(np.int64), frame[TS].to_numpy(np.int64)
     starts = frame[FIRST_EVENT].to_numpy(bool)
     partition = frame[PARTITION].to_numpy() if spec.partitioned \

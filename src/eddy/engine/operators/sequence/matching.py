@@ -29,8 +29,8 @@ import pandas as pd
 
 from eddy.engine.operators.columnar_expressions import (
     Values,
-    column_values,
     evaluate,
+    logical_columns,
     output_frame,
     take,
     truthy,
@@ -79,11 +79,7 @@ def process(spec: SequenceSpec, recent: Recent,
                           np.int64)
         starts = starts[seq[order[starts]] == firsts]
     kinds = dict(spec.columns)
-    read: dict[str, Values] = {}
-    for logical, physical in spec.physical:
-        if physical not in read:
-            read[physical] = column_values(rows[physical], kinds[logical])
-    columns = {logical: read[physical] for logical, physical in spec.physical}
+    columns = logical_columns(rows, spec.physical, kinds)
     for k in range(1, spec.states):
         at = starts + k
         inside = at < size
