@@ -131,9 +131,9 @@ insert into MildMin;
       "cold": "spark-sql" if JVM else "runtime",
       "cold-count": "jvm-window-aggregate" if JVM else "runtime", "hot": "spark-sql",
       "hot-rise": "jvm-followed-by" if JVM else "followed-by", "hot-pairs": "window-join"}),
-    # Pattern and sequence shapes beside a window, five NumPy operators fused in one: an
-    # 'or' completed from either stream, a first match only, a counting pattern, a global
-    # and a partitioned sequence.
+    # Pattern and sequence shapes beside a window, six NumPy operators fused in one: an
+    # 'or' completed from either stream, a first match only, a counting pattern, a cycle, a
+    # global and a partitioned sequence.
     "patterns": ("@app:playback\n" + TEMP + """
 define stream OtherStream (roomNo int);
 @info(name = 'avg') from TempStream#window.time(1 sec)
@@ -149,6 +149,8 @@ select e1.temp, e2.roomNo insert into First;
 from every e1=TempStream[temp > 30.0]<2:3> -> e2=OtherStream[roomNo == e1[0].roomNo]
 select e1[0].roomNo, e1[1].temp as second, e1[last].temp as hottest, e2.roomNo as other
 insert into Counted;
+@info(name = 'swings') from every (e1=TempStream[temp > 40.0] -> e2=TempStream[temp < 20.0])
+select e1.roomNo, e1.temp - e2.temp as drop insert into Swings;
 @info(name = 'rising')
 from every e1=TempStream, e2=TempStream[temp > e1.temp], e3=TempStream[temp > e2.temp]
   within 3 sec
@@ -158,7 +160,7 @@ partition with (roomNo of TempStream) begin
 select e1.temp as low, e2.temp as high insert into RoomPairs;
 end;
 """, {"avg": SLIDING, "either": "followed-by", "first": "followed-by", "counted": "counting",
-      "rising": "sequence", "room-pairs": "sequence"}),
+      "swings": "cycle", "rising": "sequence", "room-pairs": "sequence"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from eddy.engine.compile.spark_sql_support import script_functions, spark_sql_problems
 from eddy.engine.operators.aggregation_step import aggregations_only
 from eddy.engine.operators.counting.plan import plan_counting
+from eddy.engine.operators.cycle.plan import plan_cycle
 from eddy.engine.operators.followed_by.plan import FollowedByPlan, plan_followed_by
 from eddy.engine.operators.sequence.plan import plan_sequence
 from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate, runs_in_jvm
@@ -77,6 +78,10 @@ class EngineFacts:
     def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
                  streams: Sequence[str]) -> bool:
         plan = plan_sequence(analyzed, [info], _layout(analyzed, streams))
+        return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
+
+    def cycle(self, analyzed: AnalyzedApp, info: QueryInfo, streams: Sequence[str]) -> bool:
+        plan = plan_cycle(analyzed, [info], _layout(analyzed, streams))
         return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
 
     def counting(self, analyzed: AnalyzedApp, info: QueryInfo,

@@ -99,10 +99,20 @@ def plan_sequence(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if not (isinstance(stream, ast.StateInputStream) and stream.kind == "sequence"
             and selects_per_match(info)):
         return None
-    chain = _chain(stream.state)
+    chain = chain_states(stream.state)
     if chain is None or len(info.scope.sources) != len(chain[1]):
         return None
     every, states = chain
+    within = stream.within.millis if stream.within is not None else None
+    return chain_plan(analyzed, info, every, within, states, layout)
+
+
+def chain_plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, within: int | None,
+               states: Sequence[ast.StreamStateElement], layout: InputLayout,
+               *, residuals: bool = True) -> SequencePlan | None:
+    """The plan of a chain of plain states reading streams of ``layout``, optionally the
+    only query of a value partition by plain key attributes of them (None: not such a
+    chain; ``residuals`` False: also when a condition reads an earlier state)."""
     streams = tuple(s.stream.stream for s in states)
     if not set(streams) <= set(dict(layout.streams)):
         return None
@@ -110,12 +120,15 @@ def plan_sequence(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if partition is None:
         return None
     try:
-        return _plan(analyzed, info, stream, every, states, partition)
+        plan = _plan(analyzed, info, every, within, states, partition)
     except (NotColumnar, SemanticError):
         return None
+    if plan is not None and not residuals and any(plan.spec.residuals):
+        return None
+    return plan
 
 
-def _chain(state: ast.StateElement) -> tuple[bool, list[ast.StreamStateElement]] | None:
+def chain_states(state: ast.StateElement) -> tuple[bool, list[ast.StreamStateElement]] | None:
     """``[every] e1=S1[f1], …, en=Sn[fn]``'s ``every`` and states, or None for any other
     shape."""
     states: list[ast.StreamStateElement] = []
@@ -136,7 +149,7 @@ def _chain(state: ast.StateElement) -> tuple[bool, list[ast.StreamStateElement]]
     return every, states
 
 
-def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, every: bool,
+def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, within: int | None,
           states: Sequence[ast.StreamStateElement],
           partition: dict[str, str]) -> SequencePlan | None:
     scope = info.scope
@@ -163,7 +176,6 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, 
     selected = named.selection(info, analyzed.type_of)
     if selected is None:
         return None
-    within = stream.within.millis if stream.within is not None else None
     spec = SequenceSpec(len(states), every, within, bool(partition),
                         tuple(named.types.items()), tuple(named.physical.items()),
                         tuple(residuals), selected, order_prefix(analyzed, info))

@@ -33,6 +33,18 @@ def sequence_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
     """The sequence operator over ``source``, to run alone or fused; a partitioned
     sequence's state is keyed by ``buckets`` hash buckets of the partition value (the
     planner's choice, :mod:`eddy.plan.physical.rules.sequence`)."""
+    spec = plan.spec
+    return columnar_part(chain_rows(analyzed, plan, source, layout, buckets=buckets),
+                         process, spec, Recent, plan.info,
+                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)
+
+
+def chain_rows(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
+               layout: InputLayout, *, buckets: int) -> DataFrame:
+    """The rows an operator over a chain of plain states reads, with their state key: the
+    chain's streams, each state's conditions on its own event evaluated here in the JVM
+    (one :func:`~.plan.passes` column per state), the attribute columns and, partitioned,
+    the partition value (rows without one go nowhere)."""
     spec, info = plan.spec, plan.info
     streams = sorted(set(plan.streams))
     flags = [((F.col(STREAM) == stream)
@@ -45,7 +57,5 @@ def sequence_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
         rows = rows.withColumn(PARTITION, partition_value(layout, plan.partition_attributes)) \
             .where(F.col(PARTITION).isNotNull())
         columns.append(F.col(PARTITION))
-    rows = rows.select(SEQ, TS, *flags, *columns) \
+    return rows.select(SEQ, TS, *flags, *columns) \
         .withColumn(OPERATOR_KEY, partition_key(spec.partitioned, PARTITION, source, buckets))
-    return columnar_part(rows, process, spec, Recent, info,
-                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)

@@ -6,6 +6,7 @@ from types import ModuleType
 
 from eddy.plan.physical.rules import (
     counting,
+    cycle,
     followed_by,
     runtime,
     sequence,
@@ -16,9 +17,9 @@ from eddy.plan.physical.rules import (
 )
 
 RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join,
-                                  sequence, counting, tail, runtime)
+                                  sequence, counting, cycle, tail, runtime)
 """Each module has ``NAME`` and ``apply(planning)``."""
 STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join, sequence,
-                                     counting)
+                                     counting, cycle)
 """The rules of the stateful operators that run a query each; each also has
 ``takes(planning, info, streams)``."""
