@@ -50,7 +50,9 @@ Apps:
   e3)``);
 - ``room-bursts``: per room, each run of three to five readings above 40 degrees and the
   room's next reading below 20 (``every e1=TempStream[temp > 40.0]<3:5> -> e2=…``, a
-  counting pattern).
+  counting pattern);
+- ``room-swings``: per room, a reading above 45 degrees, then one below 15, then one above
+  45 again, restarted as a whole (``every (e1 -> e2 -> e3)``: one partial match per room).
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -204,6 +206,15 @@ select e1[0].roomNo, e1[0].temp as first, e1[last].temp as last, e2.temp as cool
 insert into BurstStream;
 end;
 """,
+    "room-swings": "@app:name('RoomSwings')\n" + TEMP + """
+partition with (roomNo of TempStream) begin
+@info(name = 'swings')
+from every (e1=TempStream[temp > 45.0] -> e2=TempStream[temp < 15.0]
+            -> e3=TempStream[temp > 45.0])
+select e1.roomNo, e1.temp as high, e2.temp as low, e3.temp - e2.temp as rise
+insert into SwingStream;
+end;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
@@ -212,7 +223,7 @@ TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-q
                                   "room-dashboard": None, "with-a-table": None,
                                   "room-alerts": None, "temp-jumps": None,
                                   "rising-rooms": None, "heat-outcomes": None,
-                                  "room-bursts": None}
+                                  "room-bursts": None, "room-swings": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
