@@ -7,16 +7,18 @@ a match leaves each state's list when the next state takes it, and the completed
 instance (the app, or one partition key) therefore holds one partial match at a time: it
 waits in state ``k`` until an event of ``Sk`` passes ``fk``, which moves it to state
 ``k+1`` (one state per event: a later state takes a handed-over match only from the next
-event on), and the last state's event emits it and starts again at ``e1``. Without
-``within`` and with each ``fk`` reading its own event, that is a small automaton over the
-instance's events: stage ``k`` goes to ``k+1`` (mod ``n``) on an event passing state
-``k``'s conditions.
+event on), and the last state's event emits it and starts again at ``e1``. With each
+``fk`` reading its own event, that is a small automaton over the instance's events: stage
+``k`` goes to ``k+1`` (mod ``n``) on an event passing state ``k``'s conditions.
 
-:func:`process` runs it for all rows of a batch at once: each row's transition is a map of
-the ``n`` stages, and a parallel prefix scan (Hillis–Steele, ``log2`` of the batch's rows
-steps, per instance segment) composes them, giving each row the stage before it. A match's
-rows are then, per state, the last row that advanced from that state. The state between
-batches is each instance's partial match: the rows of its filled states.
+Without ``within``, :func:`process` runs it for all rows of a batch at once: each row's
+transition is a map of the ``n`` stages, and a parallel prefix scan (Hillis–Steele,
+``log2`` of the batch's rows steps, per instance segment) composes them, giving each row
+the stage before it. A match's rows are then, per state, the last row that advanced from
+that state. ``within`` makes the stage depend on time (before each event of the instance,
+a partial match whose ``e1`` is too far away is dropped and ``every`` restarts at once),
+so that case is walked row by row over plain lists. The state between batches is each
+instance's partial match: the rows of its filled states.
 """
 
 from __future__ import annotations
@@ -55,11 +57,33 @@ def process(spec: SequenceSpec, recent: Recent,
     instance = pd.factorize(partition)[0] if spec.partitioned else np.zeros(size, np.int64)
     order = np.argsort(instance, kind="stable")  # by instance, then arrival
     owner = instance[order]
-    position = np.arange(size)
     first = np.ones(size, bool)
     first[1:] = owner[1:] != owner[:-1]
-    segment = np.maximum.accumulate(np.where(first, position, 0))  # the instance's first
     accepts = np.stack([rows[passes(k)].to_numpy(bool)[order] for k in range(states)], axis=1)
+    if spec.within is None:
+        matched, partial = _scan(accepts, first)
+    else:
+        matched, partial = _walk(accepts, rows[TS].to_numpy(np.int64)[order], first,
+                                 spec.within)
+    emitted = np.argsort(order[matched[-1]], kind="stable")  # in arrival order
+    columns = logical_columns(rows, spec.physical, dict(spec.columns))
+    held = _held(columns, order, [state[emitted] for state in matched])
+    outputs = output_frame(rows[SEQ].to_numpy(np.int64), rows[TS].to_numpy(np.int64),
+                           order[matched[-1][emitted]],
+                           [(evaluate(o.expression, held, len(emitted))
+                             if o.expression is not None else held[o.column], o.type)
+                            for o in spec.selected])
+    recent.rows = rows.iloc[np.sort(order[partial])].reset_index(drop=True)
+    return outputs, recent
+
+
+def _scan(accepts: Array, first: Array) -> tuple[list[Array], Array]:
+    """Without ``within``: per state the (sorted) rows of each completed match, and the
+    rows of the partial matches the instances end with, by a prefix scan of the stage
+    maps (``first``: a row is its instance's first)."""
+    size, states = accepts.shape
+    position = np.arange(size)
+    segment = np.maximum.accumulate(np.where(first, position, 0))  # the instance's first
     stages = np.arange(states)
     after = _prefix(np.where(accepts, (stages + 1) % states, stages), segment)[:, 0]
     # a carried partial match's rows are replayed from stage 0: they advance it again
@@ -68,21 +92,40 @@ def process(spec: SequenceSpec, recent: Recent,
     last_from = [np.maximum.accumulate(np.where(advanced & (before == k), position, -1))
                  for k in range(states - 1)]
     ends = np.flatnonzero(advanced & (before == states - 1))
-    ends = ends[np.argsort(order[ends], kind="stable")]  # emitted in arrival order
-    columns = logical_columns(rows, spec.physical, dict(spec.columns))
-    held = _held(columns, order, [*(f[ends] for f in last_from), ends])
-    outputs = output_frame(rows[SEQ].to_numpy(np.int64), rows[TS].to_numpy(np.int64),
-                           order[ends],
-                           [(evaluate(o.expression, held, len(ends)) if o.expression is not None
-                             else held[o.column], o.type) for o in spec.selected])
     last = np.ones(size, bool)
     last[:-1] = first[1:]
     tails = np.flatnonzero(last)  # each instance's last row
     # the partial match each instance ends with: its rows of the states it passed
-    kept = np.sort(order[np.concatenate([last_from[k][tails[after[tails] > k]]
-                                         for k in range(states - 1)])])
-    recent.rows = rows.iloc[kept].reset_index(drop=True)
-    return outputs, recent
+    partial = np.concatenate([last_from[k][tails[after[tails] > k]]
+                              for k in range(states - 1)])
+    return [*(f[ends] for f in last_from), ends], partial
+
+
+def _walk(accepts: Array, ts: Array, first: Array,
+          within: int) -> tuple[list[Array], Array]:
+    """:func:`_scan`'s answer with ``within``, row by row: before each event of the
+    instance, a partial match whose ``e1`` is more than ``within`` away is dropped and the
+    pattern starts afresh (the reference restarts its ``every`` at once, so that very event
+    may start the new match); time makes this no finite automaton."""
+    states = accepts.shape[1]
+    passing, times, starts = accepts.tolist(), ts.tolist(), first.tolist()
+    matched: list[list[int]] = []
+    partial: list[int] = []
+    held: list[int] = []
+    for row, now in enumerate(times):
+        if starts[row]:
+            partial += held
+            held = []
+        elif held and abs(now - times[held[0]]) > within:
+            held = []
+        if passing[row][len(held)]:
+            held.append(row)
+            if len(held) == states:
+                matched.append(held)
+                held = []
+    partial += held
+    found = np.asarray(matched, np.int64).reshape(-1, states)
+    return [found[:, k] for k in range(states)], np.asarray(partial, np.int64)
 
 
 def _prefix(step: Array, segment: Array) -> Array:

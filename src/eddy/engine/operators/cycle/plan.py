@@ -1,15 +1,15 @@
 """Which patterns the vectorised cycle operator runs.
 
-The shape is a chain of plain states under one ``every``, without ``within``::
+The shape is a chain of plain states under one ``every``::
 
-    from every (e1=S1[f1] -> e2=S2[f2] -> … -> en=Sn[fn])
+    from every (e1=S1[f1] -> e2=S2[f2] -> … -> en=Sn[fn]) [within t]
     select <expressions of e1..en> insert into Out;
 
 with each ``fk`` reading its own event only (it runs in Spark SQL), optionally the only
 query of a value partition by plain integral, string or bool attributes. The plan is the
 sequence operator's (:func:`~eddy.engine.operators.sequence.plan.chain_plan`: the same rows,
-states and selection); conditions reading earlier states, ``within`` and any other shape
-stay in the per-event runtime.
+states and selection); conditions reading earlier states and any other shape stay in the
+per-event runtime.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ def plan_cycle(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     info = rest[0]
     stream = info.query.input
     if not (isinstance(stream, ast.StateInputStream) and stream.kind == "pattern"
-            and stream.within is None and isinstance(stream.state, ast.EveryStateElement)
-            and selects_per_match(info)):
+            and isinstance(stream.state, ast.EveryStateElement) and selects_per_match(info)):
         return None
     chain = chain_states(stream.state.element)
     if chain is None or chain[0] or len(info.scope.sources) != len(chain[1]):
         return None
-    return chain_plan(analyzed, info, True, None, chain[1], layout, residuals=False)
+    within = stream.within.millis if stream.within is not None else None
+    return chain_plan(analyzed, info, True, within, chain[1], layout, residuals=False)
