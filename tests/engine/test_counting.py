@@ -33,7 +33,7 @@ from columnar_runs import (
 from eddy.engine.compile.native_queries import plan_native
 from eddy.engine.compile.operator_facts import physical_plan
 from eddy.engine.operators.counting import CountingPlan, plan_counting
-from eddy.engine.operators.counting.matching import Counted, process
+from eddy.engine.operators.counting.matching import Counted, kernel, process
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
     PARTITION,
@@ -63,8 +63,9 @@ PARTITION_CLAUSE = "partition with (k of A, k of B) begin\n{}\nend;"
 
 
 @cache
-def app(query: str, every: bool, partitioned: bool) -> AnalyzedApp:
+def app(query: str, every: bool, partitioned: bool, within: str = "") -> AnalyzedApp:
     text = QUERIES[query].format(every="every " if every else "")
+    text = text.replace(" select", f" {within} select", 1)
     if partitioned:
         text = PARTITION_CLAUSE.format(text)
     return check("@app:playback\n" + STREAMS + text)
@@ -82,7 +83,8 @@ def plan_of(analyzed: AnalyzedApp) -> CountingPlan:
 def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
                  cuts: Sequence[int]) -> list[Output]:
     plan = plan_of(analyzed)
-    return by_operator(process, plan.spec, Counted(),
+    process, fresh = kernel(plan.spec)
+    return by_operator(process, plan.spec, fresh(),
                        pattern_state_rows(analyzed, plan, events), cuts,
                        len(plan.spec.selected))
 
@@ -90,7 +92,8 @@ def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]]:
     analyzed = app(draw(st.sampled_from(sorted(QUERIES))), draw(st.booleans()),
-                   draw(st.booleans()))
+                   draw(st.booleans()),
+                   draw(st.sampled_from(["", "", "within 3 sec", "within 800 milliseconds"])))
     n = draw(st.integers(0, 60))
     ts, events = 10_000, []
     back = draw(st.booleans())
@@ -127,6 +130,44 @@ def test_one_event_completes_matches_in_the_reference_list_order() -> None:
     # e1[1].k of matches 0, 2, 3 (one event only), 1: last events at 5002, 50, 50, 100
     assert [o[3][0] for o in expected] == [2, 4, None, 3]
     for cuts in ([1] * len(rows), [2, 3], [4], []):
+        assert run_operator(analyzed, events, cuts) == expected, cuts
+
+
+def test_within_restarts_multiply_matches_as_in_the_reference() -> None:
+    """With ``within``, a counting match that expires while still collecting restarts its
+    ``every`` beside the copy it made at ``n`` events: the reference's matches multiply
+    and one ``B`` completes several equal ones. The walk keeps them, across batches."""
+    analyzed = app("open", True, False, "within 10 sec")
+    events, ts = [], 0
+    for i in range(60):
+        ts += 1000
+        events.append(InputEvent(len(events), ts, "A", (i, float(i), "x")))
+        if i % 20 == 19:
+            ts += 1000
+            events.append(InputEvent(len(events), ts, "B", (i, 100.0, "x")))
+    expected = by_runtime(analyzed, events)
+    firsts = [o[3][0] for o in expected]
+    assert len(firsts) > 2 * len(set(firsts))  # the same match, many times
+    for cuts in ([7] * 10, [1] * 70, []):
+        assert run_operator(analyzed, events, cuts) == expected, cuts
+
+
+def test_within_drops_from_the_head_of_a_list_only() -> None:
+    """``within`` drops matches from the head of a pending list up to the first one still
+    in time; with time going back a later, older match stays behind it and may still
+    complete (the reference's quirk, kept)."""
+    analyzed = app("keyed", True, False, "within 1 sec")
+    rows = [("A", 1, 10_000), ("A", 1, 10_050),  # match H: e1[0].k 1, from 10,000
+            ("A", 2, 9_500), ("A", 2, 9_550),  # match L: e1[0].k 2, from 9,500
+            ("B", 9, 9_600),  # H and L join e2's list, in that order; nothing completes
+            ("A", 2, 9_560), ("A", 2, 9_570),  # L has its four events: it leaves counting
+            ("A", 3, 10_800),  # 1,300 ms after L's start, but H, ahead of it, is in time
+            ("B", 2, 10_850)]  # so L is still there to complete
+    events = [InputEvent(seq, ts, stream, (k, -1.0 if ts == 10_800 else seq + 1.0, "x"))
+              for seq, (stream, k, ts) in enumerate(rows)]
+    expected = by_runtime(analyzed, events)
+    assert [o[3] for o in expected] == [(3.0, 4.0, 7.0, 7.0, "x")]
+    for cuts in ([1] * len(rows), [5], []):
         assert run_operator(analyzed, events, cuts) == expected, cuts
 
 
@@ -169,8 +210,7 @@ def test_state_is_what_chains_may_still_read() -> None:
 
 
 def test_other_shapes_stay_in_the_runtime() -> None:
-    for text in ("from every e1=A<2:3> -> e2=B within 1 sec select e1[0].k insert into O;",
-                 "from every e1=A<2:3> -> e2=B[v > e1.v] select e2.k insert into O;",
+    for text in ("from every e1=A<2:3> -> e2=B[v > e1.v] select e2.k insert into O;",
                  "from every e1=A<2:3> -> e2=B[v > e1[2].v] select e2.k insert into O;",
                  "from every e1=A<2:3> -> e2=B select e1.k insert into O;",
                  "from every e1=A -> e2=B<2:3> select e1.k insert into O;",
@@ -182,11 +222,12 @@ def test_other_shapes_stay_in_the_runtime() -> None:
         assert plan_counting(analyzed, list(analyzed.queries), layout) is None, text
 
 
-@pytest.mark.parametrize("partitioned", [False, True])
-def test_counting_through_spark(spark: Any, partitioned: bool) -> None:
+@pytest.mark.parametrize(("partitioned", "within"), [(False, ""), (True, ""),
+                                                     (False, "within 2 sec")])
+def test_counting_through_spark(spark: Any, partitioned: bool, within: str) -> None:
     """The real plan (``eddy.replay`` on Spark) in micro-batches of 25 events equals the
     runtime."""
-    analyzed = app("keyed", True, partitioned)
+    analyzed = app("keyed", True, partitioned, within)
     plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
     assert [q.operator for q in plan.queries] == ["counting"]
     events = [e for e in random_events(5, 300, "AAB", 3)]

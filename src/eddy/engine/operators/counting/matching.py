@@ -26,7 +26,7 @@ events from the oldest open match's start on (what a chain may still read).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ from eddy.engine.operators.columnar_expressions import (
     take,
     truthy,
 )
+from eddy.engine.operators.counting import walk
 from eddy.engine.operators.counting.plan import CountingSpec
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
@@ -56,7 +57,7 @@ from eddy.engine.operators.followed_by.matching import (
 from eddy.engine.operators.followed_by.plan import FIRST
 from eddy.engine.spark.row_layout import SEQ, TS
 
-__all__ = ["Counted", "process"]
+__all__ = ["Counted", "kernel", "process"]
 
 Array = npt.NDArray[Any]
 _LATER = np.iinfo(np.int64).max
@@ -168,6 +169,16 @@ def process(spec: CountingSpec, state: Counted,
     kept = order[~done[order]]
     return outputs, _carry(state, keys, base, ones, row_instance, events, instance[kept],
                            start[kept], (entered | (entry >= 0))[kept])
+
+
+def kernel(spec: CountingSpec) -> tuple[Callable[[CountingSpec, Any, pd.DataFrame],
+                                                  tuple[pd.DataFrame, Any]],
+                                         Callable[[], Any]]:
+    """The function that runs ``spec`` on a batch and its fresh state: :func:`process`, or
+    with ``within`` the row walk of :mod:`.walk` (which says why)."""
+    if spec.within is not None:
+        return walk.process, walk.Walked
+    return process, Counted
 
 
 def _events(state: Counted, carried_instance: Array, row_instance: Array, before: Array,

@@ -2,7 +2,7 @@
 
 The shape is a counting first state followed by one plain state::
 
-    from [every] e1=S1[f]<n:m> -> e2=S2[c]
+    from [every] e1=S1[f]<n:m> -> e2=S2[c] [within t]
     select <e1[i].x, e1[last].x, e1[last-k].x, e2.x …> insert into Out;
 
 (``<n>`` for exactly ``n``, ``<n:>`` unbounded), ``S1`` and ``S2`` one stream or two,
@@ -10,17 +10,18 @@ optionally the only query of a ``partition with (k of S1, k of S2)`` value parti
 reads ``e1``'s own event only and runs in Spark SQL. ``c`` is split into its conjuncts: those
 on ``e2`` alone run in Spark SQL, ``e1[i].a == b`` equalities (``i < n``: the first ``n``
 events are fixed once the match may complete) become the match key, and the rest, reading
-``e1[i]`` (``i < n``) and ``e2``, run as numpy columns. Anything else stays in the per-event
-runtime: ``within`` (in the reference a counting match that expires restarts its ``every``,
-so matches multiply with the data: :mod:`eddy.runtime.pattern.processors`), ``e1`` without
-an index in ``c`` (the chain's last event, which moves) or in the selection (the list of all
-events), counting states elsewhere, sequences' ``*``/``+``/``?``.
+``e1[i]`` (``i < n``) and ``e2``, run as numpy columns. With ``within t`` (in the reference a
+counting match that expires restarts its ``every``, so matches multiply with the data) the
+operator walks the rows as the reference does (:mod:`.walk`). Anything else stays in the
+per-event runtime: ``e1`` without an index in ``c`` (the chain's last event, which moves)
+or in the selection (the list of all events), counting states elsewhere, sequences'
+``*``/``+``/``?``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.operators.followed_by.plan import (
@@ -73,7 +74,8 @@ class CountingSpec:
     for ``e1``'s, ``b<i>`` for ``e2``'s) and ``physical`` the row column each is read from;
     ``keys`` are ``(i, a, b)``: ``e1[i]``'s column ``a`` must equal ``e2``'s ``b``;
     ``residual`` is the rest of ``c`` reading ``e1`` (its ``e1[i]`` columns named by
-    :func:`at_index`, listed in ``fixed`` as ``(name, i, column)``)."""
+    :func:`at_index`, listed in ``fixed`` as ``(name, i, column)``); ``within`` is in ms;
+    ``one_stream``: ``S1`` and ``S2`` are one stream."""
 
     least: int
     most: int
@@ -86,6 +88,8 @@ class CountingSpec:
     fixed: tuple[tuple[str, int, str], ...]
     selected: tuple[Picked, ...]
     order_prefix: tuple[int, ...]
+    within: int | None = None
+    one_stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ def plan_counting(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     info = rest[0]
     stream = info.query.input
     if not (isinstance(stream, ast.StateInputStream) and stream.kind == "pattern"
-            and stream.within is None and selects_per_match(info)):
+            and selects_per_match(info)):
         return None
     states = _states(stream.state)
     if states is None or len(info.scope.sources) != 2:
@@ -134,9 +138,14 @@ def plan_counting(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if partition is None:
         return None
     try:
-        return _plan(analyzed, info, every, count, second, partition)
+        plan = _plan(analyzed, info, every, count, second, partition)
     except (NotColumnar, SemanticError):
         return None
+    if plan is None:
+        return None
+    within = stream.within.millis if stream.within is not None else None
+    return replace(plan, spec=replace(plan.spec, within=within,
+                                      one_stream=len(streams) == 1))
 
 
 def _states(state: ast.StateElement) -> tuple[bool, ast.CountStateElement,

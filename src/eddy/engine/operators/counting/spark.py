@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from eddy.engine.operators.columnar_operator import columnar_part, partition_key
-from eddy.engine.operators.counting.matching import Counted, process
+from eddy.engine.operators.counting.matching import kernel
 from eddy.engine.operators.counting.plan import CountingPlan
 from eddy.engine.operators.followed_by.matching import PARTITION
 from eddy.engine.operators.followed_by.spark import pattern_rows
@@ -31,5 +31,6 @@ def counting_part(analyzed: AnalyzedApp, plan: CountingPlan, source: DataFrame,
     spec = plan.spec
     rows = pattern_rows(analyzed, plan, source, layout).withColumn(
         OPERATOR_KEY, partition_key(spec.partitioned, PARTITION, source, buckets))
-    return columnar_part(rows, process, spec, Counted, plan.info,
+    process, fresh = kernel(spec)
+    return columnar_part(rows, process, spec, fresh, plan.info,
                          [(p.name, p.type) for p in spec.selected], spec.order_prefix)
