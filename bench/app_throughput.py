@@ -52,7 +52,10 @@ Apps:
   room's next reading below 20 (``every e1=TempStream[temp > 40.0]<3:5> -> e2=…``, a
   counting pattern);
 - ``room-swings``: per room, a reading above 45 degrees, then one below 15, then one above
-  45 again, restarted as a whole (``every (e1 -> e2 -> e3)``: one partial match per room).
+  45 again, restarted as a whole (``every (e1 -> e2 -> e3)``: one partial match per room);
+- ``device-bursts``: per device (``partition with (deviceID of TempStream)``), two to five
+  readings above 35 degrees and a reading below 25 from the same device within 20 minutes
+  (a counting pattern with ``within``).
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -215,6 +218,14 @@ select e1.roomNo, e1.temp as high, e2.temp as low, e3.temp - e2.temp as rise
 insert into SwingStream;
 end;
 """,
+    "device-bursts": "@app:name('DeviceBursts')\n" + TEMP + """
+partition with (deviceID of TempStream) begin
+@info(name = 'bursts')
+from every e1=TempStream[temp > 35.0]<2:5> -> e2=TempStream[temp < 25.0] within 20 min
+select e1[0].deviceID, e1[0].temp as first, e1[last].temp as last, e2.temp as cooled
+insert into DeviceBurstStream;
+end;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
@@ -223,7 +234,8 @@ TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-q
                                   "room-dashboard": None, "with-a-table": None,
                                   "room-alerts": None, "temp-jumps": None,
                                   "rising-rooms": None, "heat-outcomes": None,
-                                  "room-bursts": None, "room-swings": None}
+                                  "room-bursts": None, "room-swings": None,
+                                  "device-bursts": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
