@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from hypothesis import strategies as st
 
 from eddy.engine.operators.columnar_expressions import (
     EXPIRED,
@@ -154,6 +155,23 @@ def pattern_state_rows(analyzed: AnalyzedApp, plan: PatternStates,
     return state_rows(analyzed, plan.info.scope, events,
                       [plan.first, *(s for s, _ in sides)], plan.partition_attributes,
                       plan.attributes, flags, PARTITION)
+
+
+@st.composite
+def pattern_events(draw: st.DrawFn) -> tuple[list[InputEvent], list[int]]:
+    """Up to 60 events of ``A`` (twice as often) and ``B`` (each ``(k, v, s)``, nulls
+    among them), their times going back in half the draws, and micro-batch sizes: the
+    input of the tests holding a pattern operator against the runtime."""
+    ts, events = 10_000, []
+    back = draw(st.booleans())
+    for seq in range(draw(st.integers(0, 60))):
+        ts += draw(st.integers(-900 if back else 0, 1200))
+        stream = draw(st.sampled_from("AAB"))
+        k = draw(st.sampled_from([None, 0, 1, 2, 2]))
+        v = draw(st.sampled_from([None, -1.0, 0.0, 3.5, 9.0, 20.0]))
+        s = draw(st.sampled_from([None, "x", "x", "y"]))
+        events.append(InputEvent(seq, ts, stream, (k, v, s)))
+    return events, draw(st.lists(st.integers(1, 12), max_size=6))
 
 
 def random_events(seed: int, count: int, streams: str, keys: int) -> list[InputEvent]:

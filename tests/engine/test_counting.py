@@ -25,6 +25,7 @@ from columnar_runs import (
     Output,
     by_operator,
     by_runtime,
+    pattern_events,
     pattern_state_rows,
     random_events,
     replay_equals_runtime,
@@ -94,17 +95,7 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
     analyzed = app(draw(st.sampled_from(sorted(QUERIES))), draw(st.booleans()),
                    draw(st.booleans()),
                    draw(st.sampled_from(["", "", "within 3 sec", "within 800 milliseconds"])))
-    n = draw(st.integers(0, 60))
-    ts, events = 10_000, []
-    back = draw(st.booleans())
-    for seq in range(n):
-        ts += draw(st.integers(-900 if back else 0, 1200))
-        stream = draw(st.sampled_from("AAB"))
-        k = draw(st.sampled_from([None, 0, 1, 2, 2]))
-        v = draw(st.sampled_from([None, -1.0, 0.0, 3.5, 9.0, 20.0]))
-        s = draw(st.sampled_from([None, "x", "x", "y"]))
-        events.append(InputEvent(seq, ts, stream, (k, v, s)))
-    cuts = draw(st.lists(st.integers(1, 12), max_size=6))
+    events, cuts = draw(pattern_events())
     return analyzed, events, cuts
 
 
