@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from bus_samples import BusFactory, readings, readings_spec, serve
 from nats_cluster import NatsCluster, shared_nats_cluster
+from polling import wait_for
 from test_bus_backends import (
     test_a_replayed_batch_lands_where_the_first_one_did,
     test_any_sub_range_reads_exactly_its_events,
@@ -68,11 +69,14 @@ def test_the_stream_and_bucket_have_three_replicas_on_three_nodes(
     bus.create_topic(readings_spec())
     bus.append("Temp", readings(0, 5))
     for node in shared_nats_cluster.nodes:  # each node holds its own copy of the message
-        state = shared_nats_cluster.stream_state(node, bus.names.stream)
-        assert state is not None and state["messages"] == 1, node.name
-    bucket = shared_nats_cluster.stream_state(shared_nats_cluster.nodes[0],
-                                              bus.names.bucket_stream)
-    assert bucket is not None and bucket["messages"] == 1  # the topic's definition
+        # an acknowledged append is on a quorum (two nodes); the third may apply it later
+        wait_for(lambda: (shared_nats_cluster.stream_state(node, bus.names.stream)
+                          or {}).get("messages") == 1,
+                 10, f"{node.name} to hold the appended message")
+    first = shared_nats_cluster.nodes[0]
+    wait_for(lambda: (shared_nats_cluster.stream_state(first, bus.names.bucket_stream)
+                      or {}).get("messages") == 1,
+             10, "the topic's definition in the bucket on the first node")
 
 
 def test_one_seed_is_enough_to_find_the_others(shared_nats_cluster: NatsCluster,
