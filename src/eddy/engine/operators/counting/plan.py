@@ -21,7 +21,7 @@ or in the selection (the list of all events), counting states elsewhere, sequenc
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.operators.followed_by.plan import (
@@ -137,15 +137,11 @@ def plan_counting(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     partition = partition_of(analyzed, info, streams)
     if partition is None:
         return None
+    within = stream.within.millis if stream.within is not None else None
     try:
-        plan = _plan(analyzed, info, every, count, second, partition)
+        return _plan(analyzed, info, every, count, second, partition, within)
     except (NotColumnar, SemanticError):
         return None
-    if plan is None:
-        return None
-    within = stream.within.millis if stream.within is not None else None
-    return replace(plan, spec=replace(plan.spec, within=within,
-                                      one_stream=len(streams) == 1))
 
 
 def _states(state: ast.StateElement) -> tuple[bool, ast.CountStateElement,
@@ -169,7 +165,8 @@ def _states(state: ast.StateElement) -> tuple[bool, ast.CountStateElement,
 
 
 def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, count: ast.CountStateElement,
-          second: ast.StreamStateElement, partition: dict[str, str]) -> CountingPlan | None:
+          second: ast.StreamStateElement, partition: dict[str, str],
+          within: int | None) -> CountingPlan | None:
     scope, sources = info.scope, info.scope.sources
     named = OperatorColumns(sources, (FIRST, SECOND))
     least = count.min_count
@@ -203,7 +200,8 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, count: ast.CountS
     spec = CountingSpec(least, most, every, bool(partition), tuple(named.types.items()),
                         tuple(named.physical.items()), tuple(keys), residual,
                         tuple((n, i, c) for n, (i, c) in fixed.items()), selected,
-                        order_prefix(analyzed, info))
+                        order_prefix(analyzed, info), within,
+                        count.element.stream.stream == second.stream.stream)
     return CountingPlan(info, count.element.stream.stream, second.stream.stream,
                         tuple(first_filters), tuple(alone), partition, named.attributes, spec)
 

@@ -19,7 +19,7 @@ operator read them; chains hold row numbers into the batch with those rows first
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,30 +146,34 @@ def _expire(spec: CountingSpec, lists: _Lists, times: list[int], now: int) -> No
     def gone(match: _Match) -> bool:
         return bool(match.chain) and abs(times[match.chain[0]] - now) > within
 
-    restart: _Match | None = None
-    for pending, new, restarts in ((lists.counting, lists.counting_new, spec.every),
-                                   (lists.second, lists.second_new, False)):
-        head = 0
-        while head < len(pending) and gone(pending[head]):
-            match = pending[head]
-            if not match.expired:
-                match.expired = True
-                restart = match
-            head += 1
-        del pending[:head]
-        kept = []
-        for match in new:
-            if gone(match):
-                if not match.expired:
-                    match.expired = True
-                    restart = match
-            else:
-                kept.append(match)
-        new[:] = kept
-        if restarts and restart is not None:
-            lists.counting_new.append(_Match(restart.ts))
-            _move(lists.counting_new, lists.counting)
-        restart = None
+    restart = _drop(lists.counting, lists.counting_new, gone)
+    if spec.every and restart is not None:
+        lists.counting_new.append(_Match(restart.ts))
+        _move(lists.counting_new, lists.counting)
+    _drop(lists.second, lists.second_new, gone)
+
+
+def _drop(pending: list[_Match], new: list[_Match],
+          gone: Callable[[_Match], bool]) -> _Match | None:
+    """Drops what ``within`` lets go from one state's lists — the pending one from its
+    head up to the first match still in time, the new one all — marking them expired;
+    returns the last one it marked (None: none)."""
+    marked: _Match | None = None
+    head = 0
+    while head < len(pending) and gone(pending[head]):
+        head += 1
+    dropped, pending[:head] = pending[:head], []
+    kept = []
+    for match in new:
+        if gone(match):
+            dropped.append(match)
+        else:
+            kept.append(match)
+    new[:] = kept
+    for match in dropped:
+        if not match.expired:
+            match.expired, marked = True, match
+    return marked
 
 
 def _move(new: list[_Match], pending: list[_Match]) -> None:
@@ -189,19 +193,22 @@ def _complete(spec: CountingSpec, lists: _Lists, columns: Mapping[str, Values], 
     ok = np.full(len(pending), accepting)
     if accepting:
         at = np.full(len(pending), row)
+
+        def of_chains(column: str, index: int) -> Values:
+            return take(columns[column], np.array([m.chain[index] for m in pending]))
+
         for index, a, b in spec.keys:
-            first = take(columns[a], np.array([m.chain[index] for m in pending]))
-            second = take(columns[b], at)
+            first, second = of_chains(a, index), take(columns[b], at)
             ok &= ~(first.null | second.null) & (first.values == second.values)
         if spec.residual is not None and ok.any():
-            held = {name: take(columns[column], np.array([m.chain[i] for m in pending]))
-                    for name, i, column in spec.fixed}
+            held = {name: of_chains(column, i) for name, i, column in spec.fixed}
             held.update({c: take(v, at) for c, v in columns.items() if not c.startswith(FIRST)})
             ok &= truthy(evaluate(spec.residual, held, len(pending)))
-    done = [m for m, hit in zip(pending, ok.tolist()) if hit]
+    hits = ok.tolist()
+    done = [m for m, hit in zip(pending, hits) if hit]
     for match in done:
         match.done = True
-    lists.second = [m for m, hit in zip(pending, ok.tolist()) if not hit]
+    lists.second = [m for m, hit in zip(pending, hits) if not hit]
     return done
 
 

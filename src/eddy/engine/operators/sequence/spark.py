@@ -10,6 +10,9 @@ planner's hash buckets of the partition key (a key's instance lives in one bucke
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -23,7 +26,7 @@ from eddy.engine.operators.columnar_operator import (
 from eddy.engine.operators.operator_part import KEY as OPERATOR_KEY
 from eddy.engine.operators.operator_part import OperatorPart
 from eddy.engine.operators.sequence.matching import PARTITION, Recent, process
-from eddy.engine.operators.sequence.plan import SequencePlan, passes
+from eddy.engine.operators.sequence.plan import SequencePlan, SequenceSpec, passes
 from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
 from eddy.lang.semantic import AnalyzedApp
 
@@ -33,18 +36,18 @@ def sequence_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
     """The sequence operator over ``source``, to run alone or fused; a partitioned
     sequence's state is keyed by ``buckets`` hash buckets of the partition value (the
     planner's choice, :mod:`eddy.plan.physical.rules.sequence`)."""
-    spec = plan.spec
-    return columnar_part(chain_rows(analyzed, plan, source, layout, buckets=buckets),
-                         process, spec, Recent, plan.info,
-                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)
+    return chain_part(analyzed, plan, source, layout, buckets=buckets, kernel=process)
 
 
-def chain_rows(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
-               layout: InputLayout, *, buckets: int) -> DataFrame:
-    """The rows an operator over a chain of plain states reads, with their state key: the
-    chain's streams, each state's conditions on its own event evaluated here in the JVM
-    (one :func:`~.plan.passes` column per state), the attribute columns and, partitioned,
-    the partition value (rows without one go nowhere)."""
+Kernel = Callable[[SequenceSpec, Recent, pd.DataFrame], tuple[pd.DataFrame, Recent]]
+
+
+def chain_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
+               layout: InputLayout, *, buckets: int, kernel: Kernel) -> OperatorPart:
+    """An operator over a chain of plain states (the sequence's, the cycle's) running
+    ``kernel``. Its rows: the chain's streams, each state's conditions on its own event
+    evaluated here in the JVM (one :func:`~.plan.passes` column per state), the attribute
+    columns and, partitioned, the partition value (rows without one go nowhere)."""
     spec, info = plan.spec, plan.info
     streams = sorted(set(plan.streams))
     flags = [((F.col(STREAM) == stream)
@@ -57,5 +60,7 @@ def chain_rows(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
         rows = rows.withColumn(PARTITION, partition_value(layout, plan.partition_attributes)) \
             .where(F.col(PARTITION).isNotNull())
         columns.append(F.col(PARTITION))
-    return rows.select(SEQ, TS, *flags, *columns) \
+    rows = rows.select(SEQ, TS, *flags, *columns) \
         .withColumn(OPERATOR_KEY, partition_key(spec.partitioned, PARTITION, source, buckets))
+    return columnar_part(rows, kernel, spec, Recent, info,
+                         [(o.name, o.type) for o in spec.selected], spec.order_prefix)

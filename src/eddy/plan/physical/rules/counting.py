@@ -49,6 +49,6 @@ def apply(planning: Planning) -> None:
                                         NAME, REASON + walked + planning.through(info)))
 
 
-def _within(info: QueryInfo) -> object | None:
+def _within(info: QueryInfo) -> ast.TimeConstant | None:
     stream = info.query.input
     return stream.within if isinstance(stream, ast.StateInputStream) else None
