@@ -55,7 +55,10 @@ Apps:
   45 again, restarted as a whole (``every (e1 -> e2 -> e3)``: one partial match per room);
 - ``device-bursts``: per device (``partition with (deviceID of TempStream)``), two to five
   readings above 35 degrees and a reading below 25 from the same device within 20 minutes
-  (a counting pattern with ``within``).
+  (a counting pattern with ``within``);
+- ``device-alerts``: WSO2's partition idiom: per device, the average of its last 10
+  readings into an inner stream ``#AvgTempStream``, and a filter of the partition reading it
+  into an alert stream.
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -226,6 +229,15 @@ select e1[0].deviceID, e1[0].temp as first, e1[last].temp as last, e2.temp as co
 insert into DeviceBurstStream;
 end;
 """,
+    "device-alerts": "@app:name('DeviceAlerts')\n" + TEMP + """
+partition with (deviceID of TempStream)
+begin
+    @info(name = 'device-avg') from TempStream#window.length(10)
+    select roomNo, deviceID, avg(temp) as avgTemp insert into #AvgTempStream;
+    @info(name = 'device-alert') from #AvgTempStream[avgTemp > 45.0]
+    select roomNo, deviceID, avgTemp insert into DeviceAlertStream;
+end;
+""",
 }
 TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
                                   "two-windows": 400_000, "filtered-window": 500_000,
@@ -235,7 +247,7 @@ TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-q
                                   "room-alerts": None, "temp-jumps": None,
                                   "rising-rooms": None, "heat-outcomes": None,
                                   "room-bursts": None, "room-swings": None,
-                                  "device-bursts": None}
+                                  "device-bursts": None, "device-alerts": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""

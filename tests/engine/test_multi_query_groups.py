@@ -161,6 +161,39 @@ select e1.temp as low, e2.temp as high insert into RoomPairs;
 end;
 """, {"avg": SLIDING, "either": "followed-by", "first": "followed-by", "counted": "counting",
       "swings": "cycle", "rising": "sequence", "room-pairs": "sequence"}),
+    # WSO2's partition idiom: stateful queries of a value partition inserting into its inner
+    # streams, read by filters of the partition (one reading another's inner output); a
+    # filter of the partition feeding a window through an inner stream, and one alone.
+    "partitions": ("@app:playback\n" + TEMP + """
+partition with (roomNo of TempStream) begin
+@info(name = 'room-avg') from TempStream#window.length(3)
+select roomNo, deviceID, avg(temp) as avgTemp insert into #RoomAvg;
+@info(name = 'room-hot') from #RoomAvg[avgTemp > 30.0] select roomNo, avgTemp
+insert into RoomHot;
+@info(name = 'room-hotter') from #RoomAvg[avgTemp > 35.0]
+select roomNo, avgTemp * 2 as twice insert into #Hotter;
+@info(name = 'room-hottest') from #Hotter[twice > 80.0] select roomNo, twice
+insert into RoomHottest;
+@info(name = 'room-time') from TempStream#window.time(1 sec)
+select roomNo, max(temp) as top insert into #Tops;
+@info(name = 'top-alert') from #Tops[top > 40.0] select roomNo, top insert into TopAlert;
+@info(name = 'room-rise') from every e1=TempStream -> e2=TempStream[temp > e1.temp]
+select e1.temp as low, e2.temp as high insert into #Rises;
+@info(name = 'rise-alert') from #Rises[high - low > 10.0] select low, high
+insert into RiseAlert;
+@info(name = 'warm') from TempStream[temp > 20.0] select roomNo, temp * 2 as t2
+insert into #Warm;
+@info(name = 'warm-sum') from #Warm#window.lengthBatch(2) select roomNo, sum(t2) as total
+insert into WarmSum;
+@info(name = 'cold') from TempStream[temp < 20.0] select roomNo, temp insert into Cold;
+end;
+""", {"warm": "spark-sql", "warm-sum": "jvm-window-aggregate" if JVM else "runtime",
+      "cold": "spark-sql", "room-avg": "jvm-window-aggregate" if JVM else "runtime",
+      "room-hot": "spark-sql-tail" if JVM else "runtime",
+      "room-hotter": "spark-sql-tail" if JVM else "runtime",
+      "room-hottest": "spark-sql-tail" if JVM else "runtime",
+      "room-time": SLIDING, "top-alert": "spark-sql-tail",
+      "room-rise": "jvm-followed-by" if JVM else "followed-by", "rise-alert": "spark-sql-tail"}),
 }
 
 Event = tuple[int, int, str, tuple[Any, ...]]
@@ -188,10 +221,13 @@ Output = tuple[int, str, str, int, bool, list[Any]]
 
 
 def by_runtime(app: str, events: list[Event]) -> list[Output]:
-    """The per-event runtime of the whole app, as the reference orders its outputs."""
+    """The per-event runtime of the whole app, as the reference orders its outputs (those
+    into a partition's inner streams are not the app's)."""
     analyzed = check(app)
-    outputs = sort_outputs(run_batch(build_runtime(analyzed),
-                                     [InputEvent(*event) for event in events]))
+    inner = {q.id for q in analyzed.queries if q.target_kind == "inner"}
+    outputs = [o for o in sort_outputs(run_batch(build_runtime(analyzed),
+                                                 [InputEvent(*event) for event in events]))
+               if o.query not in inner]
     data = encode_rows([o.data for o in outputs])
     return [(o.seq, o.query, o.target or "", o.ts, bool(o.expired), decode_data(d))
             for o, d in zip(outputs, data)]

@@ -67,6 +67,14 @@ class QueryInfo:
     scope: Scope
     aggregates: bool
 
+    @property
+    def output_stream(self) -> str | None:
+        """The name the queries reading what this one inserts give it: its target, written
+        ``#T`` for an inner stream (as :attr:`inputs` write it)."""
+        if self.target is None:
+            return None
+        return f"#{self.target}" if self.target_kind == "inner" else self.target
+
 
 @dataclass(frozen=True)
 class PartitionInfo:
@@ -112,6 +120,21 @@ class AnalyzedApp:
             if info.index == index:
                 return info
         raise KeyError(index)
+
+    def place(self, info: QueryInfo) -> int:
+        """``info``'s place among the subscribers of the junctions it reads: its index in
+        its partition for a partitioned query (the partition's own junctions), else its
+        index among the app's elements — the number the reference's order path gives it."""
+        if info.partition is None:
+            return info.index
+        return [q.id for q in self.partition(info.partition).queries].index(info.id)
+
+    def read_stream(self, name: str, partition: int | None) -> StreamInfo:
+        """The stream a query of ``partition`` reads as ``name`` (``#T``: the partition's
+        inner stream ``T``)."""
+        if name.startswith("#") and partition is not None:
+            return self.partition(partition).inner_streams[name[1:]]
+        return self.streams[name]
 
     def query(self, query_id: str) -> QueryInfo:
         """The query with id ``query_id``; KeyError if there is none."""

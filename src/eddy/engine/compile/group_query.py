@@ -43,26 +43,23 @@ from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
 from eddy.engine.operators.counting import CountingPlan, counting_part, plan_counting
-from eddy.engine.operators.counting.plan import CountingSpec
 from eddy.engine.operators.cycle import cycle_part, plan_cycle
 from eddy.engine.operators.followed_by import FollowedByPlan, followed_by_part, plan_followed_by
 from eddy.engine.operators.followed_by.jvm import jvm_followed_by
-from eddy.engine.operators.followed_by.plan import FollowedBySpec
 from eddy.engine.operators.fused_operator import run_fused
 from eddy.engine.operators.operator_part import (
     KEY,
     OUTPUT_COLUMNS,
     OperatorPart,
+    order_prefix,
     output_columns,
     run_alone,
 )
 from eddy.engine.operators.runtime_operator import make_step
 from eddy.engine.operators.sequence import SequencePlan, plan_sequence, sequence_part
-from eddy.engine.operators.sequence.plan import SequenceSpec
 from eddy.engine.operators.window_aggregates import plan_window_aggregate, window_aggregate_part
 from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
 from eddy.engine.operators.window_join import WindowJoinPlan, plan_window_join, window_join_part
-from eddy.engine.operators.window_join.plan import WindowJoinSpec
 from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
 from eddy.plan.physical.heads import fed_stream
@@ -134,17 +131,21 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
 def _tailed(analyzed: AnalyzedApp, frame: DataFrame, queries: Sequence[str],
             tails: NativePlan) -> DataFrame:
     """``frame``, the outputs of an operator running ``queries``, with the outputs of the
-    tails reading them (:func:`~eddy.engine.compile.native_queries.with_tails`)."""
+    tails reading them (:func:`~eddy.engine.compile.native_queries.with_tails`), less the
+    events of a partition's inner streams: those only feed the tails (the app's outputs are
+    its streams')."""
     producers = [analyzed.query(name) for name in queries]
-    filled = {p.target for p in producers}
+    filled = {p.output_stream for p in producers}
     reached = []
     for info in tails.queries:  # producers first
         if info.inputs[0] in filled:
             reached.append(info)
-            filled.add(info.target)
-    return with_tails(analyzed, frame,
-                      [p for p in producers if any(p.target in t.inputs for t in reached)],
-                      NativePlan(tuple(reached)))
+            filled.add(info.output_stream)
+    frame = with_tails(analyzed, frame, [p for p in producers
+                                         if any(p.output_stream in t.inputs for t in reached)],
+                       NativePlan(tuple(reached)))
+    inner = [p.id for p in producers if p.target_kind == "inner"]
+    return frame.where(~F.col("_query").isin(inner)) if inner else frame
 
 
 def _disagree(choice: QueryChoice) -> RuntimeError:
@@ -191,7 +192,6 @@ def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: 
 
 
 Planned = TypeVar("Planned", FollowedByPlan, WindowJoinPlan, SequencePlan, CountingPlan)
-Spec = TypeVar("Spec", FollowedBySpec, WindowJoinSpec, SequenceSpec, CountingSpec)
 
 
 def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
@@ -202,15 +202,12 @@ def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
     on input events) for the planned query, over the rows it reads (:func:`_fed`), its
     outputs' order path starting where an input's event reaches it."""
     rows, read, start = _fed(analyzed, choice, source, layout)
-    planned = plan_of(analyzed, [analyzed.query(choice.query)], read)
+    info = analyzed.query(choice.query)
+    planned = plan_of(analyzed, [info], read)
     if planned is None:
         raise _disagree(choice)
-    return replace(planned, spec=_entered(planned.spec, start)), rows, read
-
-
-def _entered(spec: Spec, start: tuple[int, ...]) -> Spec:
-    """``spec`` with its outputs' order path starting at ``start``."""
-    return replace(spec, order_prefix=(*start, *spec.order_prefix[1:]))
+    prefix = order_prefix(info, analyzed.place(info), start)
+    return replace(planned, spec=replace(planned.spec, order_prefix=prefix)), rows, read
 
 
 def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,

@@ -45,7 +45,7 @@ from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.plan.physical.heads import Fed
-from eddy.plan.physical.rules.spark_sql import native_queries
+from eddy.plan.physical.rules.spark_sql import native_queries, partition_key
 
 ORDER = "_order"
 
@@ -77,7 +77,7 @@ def native_plan(analyzed: AnalyzedApp, ids: Iterable[str]) -> NativePlan:
     producers: dict[str, list[QueryInfo]] = {}
     for info in analyzed.queries:
         if info.target:
-            producers.setdefault(info.target, []).append(info)
+            producers.setdefault(info.output_stream or "", []).append(info)
     chosen = [q for q in analyzed.queries if q.id in wanted]
     return NativePlan(tuple(_producers_first(chosen, producers)))
 
@@ -122,6 +122,8 @@ def compile_native(analyzed: AnalyzedApp, plan: NativePlan, source: DataFrame,
         return None
     names = (f"_n{i}" for i in itertools.count())
     frame, emitted, _ = _outputs(analyzed, plan.queries, source, {}, layout, names, typed)
+    if not emitted:  # only heads of a partition's stateful queries (read through them)
+        return None
     fields = list(dict.fromkeys(name for _, columns in emitted for name in columns))
     structs = [F.when(keep, _struct(columns, fields)) for keep, columns in emitted]
     if len(structs) == 1:  # one output: no array to explode
@@ -144,7 +146,7 @@ def as_input(analyzed: AnalyzedApp, fed: Fed, source: DataFrame, layout: InputLa
     names = (f"_h{i}" for i in itertools.count())
     frame, _, produced = _outputs(analyzed, fed.heads, source, {}, layout, names, True)
     (output,) = produced[fed.stream]
-    attributes = analyzed.streams[fed.stream].attributes
+    attributes = analyzed.read_stream(fed.stream, fed.head.partition).attributes
     fed_layout = InputLayout((*layout.streams, (fed.stream, attributes)))
     passes = F.col(output.keep)
     return frame.select(
@@ -174,13 +176,13 @@ def with_tails(analyzed: AnalyzedApp, frame: DataFrame, producers: Sequence[Quer
     head = frame.columns
     base = F.concat(F.expr(f"slice({ORDER}, 1, size({ORDER}) - 2)"), F.array(F.lit(1)))
     for info in producers:
-        assert info.target is not None
+        assert info.output_stream is not None
         slots = value_slots(list(info.outputs))
         assert slots is not None, f"{info.id}: a tail reads no object attribute (planner)"
         keep = next(names)
         frame = frame.select("*", ((F.col("_query") == info.id)
                                    & (F.col("_target") == info.target)).alias(keep))
-        entries[info.target] = [_Path(keep, (), dict(zip((a.name for a in info.outputs),
+        entries[info.output_stream] = [_Path(keep, (), dict(zip((a.name for a in info.outputs),
                                                          slots)),
                                       base, F.element_at(F.col(ORDER), -1))]
     frame, emitted, _ = _outputs(analyzed, tails.queries, frame, entries, None, names, True)
@@ -217,28 +219,39 @@ def _outputs(analyzed: AnalyzedApp, queries: Sequence[QueryInfo], frame: DataFra
             inputs = produced[stream]
         else:  # an external input: its rows of the wide layout
             assert layout is not None, f"{info.id} reads {stream}, which no entry provides"
-            frame, path = _input_path(frame, stream, layout, names)
+            frame, path = _input_path(analyzed, info, frame, layout, names)
             inputs = [path]
-        assert info.target is not None
+        assert info.output_stream is not None
+        place = analyzed.place(info)
         for path in inputs:
             frame, output = _apply(analyzed, info, frame, path, names)
-            values = value_columns([(F.col(f"`{output.columns[a.name]}`"), a)
-                                    for a in info.outputs], typed=typed)
-            emitted.append((F.col(output.keep), {
-                ORDER: path.order_of(info.index), "_query": F.lit(info.id),
-                "_target": F.lit(info.target), **values}))
-            produced.setdefault(info.target, []).append(output.downstream(info.index))
+            if info.target_kind != "inner":  # an inner stream's events feed its partition only
+                values = value_columns([(F.col(f"`{output.columns[a.name]}`"), a)
+                                        for a in info.outputs], typed=typed)
+                emitted.append((F.col(output.keep), {
+                    ORDER: path.order_of(place), "_query": F.lit(info.id),
+                    "_target": F.lit(info.target), **values}))
+            produced.setdefault(info.output_stream, []).append(output.downstream(place))
     return frame, emitted, produced
 
 
-def _input_path(frame: DataFrame, stream: str, layout: InputLayout,
-                names: Iterator[str]) -> tuple[DataFrame, _Path]:
-    """``frame`` with a column saying whether the row is an event of the input ``stream``,
-    and the path of those events (reaching their subscribers at ``(1, …)``)."""
+def _input_path(analyzed: AnalyzedApp, info: QueryInfo, frame: DataFrame,
+                layout: InputLayout, names: Iterator[str]) -> tuple[DataFrame, _Path]:
+    """``frame`` with a column saying whether the row is an event of the input stream
+    ``info`` reads, and the path of those events (reaching their subscribers at ``(1, …)``;
+    a query of a value partition at ``(1, the partition's place, 0, …)``, through the
+    event's one key, which a null key does not reach: :func:`partition_key`)."""
+    stream = info.inputs[0]
     keep = next(names)
     columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))
-    return frame.select("*", (F.col(STREAM) == stream).alias(keep)), \
-        _Path(keep, (1,), columns)
+    passes = F.col(STREAM) == stream
+    order: tuple[int, ...] = (1,)
+    key = partition_key(analyzed, info)
+    if key is not None:
+        compiler = spark_compiler(analyzed, lambda var: F.col(f"`{columns[var.attribute]}`"))
+        passes = passes & compiler.compile(key).isNotNull()
+        order = (1, info.index, 0)
+    return frame.select("*", passes.alias(keep)), _Path(keep, order, columns)
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,13 @@ from eddy.plan.physical import GroupPhysicalPlan, Sources, plan_group
 from eddy.runtime.partition_buckets import partition_attributes
 
 
-def _layout(analyzed: AnalyzedApp, streams: Sequence[str]) -> InputLayout:
-    """The layout of ``streams``: the group's inputs among them, then any stream a query
-    fills (a head's, read as input: :mod:`eddy.plan.physical.heads`)."""
+def _layout(analyzed: AnalyzedApp, info: QueryInfo, streams: Sequence[str]) -> InputLayout:
+    """The layout of ``streams`` ``info`` may read: the group's inputs among them, then any
+    stream a query fills (a head's, read as input: :mod:`eddy.plan.physical.heads`)."""
     full = input_layout(analyzed)
     wanted = set(streams)
     inputs = tuple((n, a) for n, a in full.streams if n in wanted)
-    filled = tuple((n, analyzed.streams[n].attributes) for n in streams
+    filled = tuple((n, analyzed.read_stream(n, info.partition).attributes) for n in streams
                    if n not in dict(full.streams))
     return InputLayout(inputs + filled)
 
@@ -47,13 +47,15 @@ class EngineFacts:
 
     def window_aggregate(self, analyzed: AnalyzedApp, info: QueryInfo,
                          streams: Sequence[str]) -> bool:
-        return plan_window_aggregate(analyzed, [info], _layout(analyzed, streams)) is not None
+        layout = _layout(analyzed, info, streams)
+        return plan_window_aggregate(analyzed, [info], layout) is not None
 
     def jvm_window_aggregate(self, analyzed: AnalyzedApp, info: QueryInfo,
                              streams: Sequence[str]) -> bool:
         if bridge_jar() is None:
             return False
-        plan = plan_window_aggregate(analyzed, [info], _layout(analyzed, streams), jvm=True)
+        layout = _layout(analyzed, info, streams)
+        plan = plan_window_aggregate(analyzed, [info], layout, jvm=True)
         return plan is not None and runs_in_jvm(plan)
 
     def followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
@@ -70,28 +72,28 @@ class EngineFacts:
 
     def _followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                      streams: Sequence[str]) -> FollowedByPlan | None:
-        plan = plan_followed_by(analyzed, [info], _layout(analyzed, streams))
+        plan = plan_followed_by(analyzed, [info], _layout(analyzed, info, streams))
         if plan is None or self.spark_sql_problem(analyzed, plan.spark_filters()) is not None:
             return None
         return plan
 
     def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
                  streams: Sequence[str]) -> bool:
-        plan = plan_sequence(analyzed, [info], _layout(analyzed, streams))
+        plan = plan_sequence(analyzed, [info], _layout(analyzed, info, streams))
         return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
 
     def cycle(self, analyzed: AnalyzedApp, info: QueryInfo, streams: Sequence[str]) -> bool:
-        plan = plan_cycle(analyzed, [info], _layout(analyzed, streams))
+        plan = plan_cycle(analyzed, [info], _layout(analyzed, info, streams))
         return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
 
     def counting(self, analyzed: AnalyzedApp, info: QueryInfo,
                  streams: Sequence[str]) -> bool:
-        plan = plan_counting(analyzed, [info], _layout(analyzed, streams))
+        plan = plan_counting(analyzed, [info], _layout(analyzed, info, streams))
         return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
 
     def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
-        plan = plan_window_join(analyzed, [info], _layout(analyzed, streams))
+        plan = plan_window_join(analyzed, [info], _layout(analyzed, info, streams))
         return plan is not None and self.spark_sql_problem(
             analyzed, (*plan.filters[0], *plan.filters[1])) is None
 

@@ -23,6 +23,7 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 from eddy.engine.compile.scalar_functions import object_from_json
 from eddy.engine.spark.row_layout import DATA, OUTPUT_HEAD, OUTPUT_SCHEMA, output_field, value_slots
 from eddy.lang.ast import Attribute, AttrType
+from eddy.lang.semantic import QueryInfo
 
 KEY = "_key"
 """The column of a part's input rows that holds its state key."""
@@ -69,6 +70,21 @@ def explode(frame: DataFrame, arrays: Sequence[Column], *keep: str) -> DataFrame
     """One row per element of the (named) ``arrays``, zipped; ``keep`` columns copied."""
     return frame.select(*keep, F.explode(F.arrays_zip(*arrays)).alias("_out")) \
         .select(*keep, "_out.*")
+
+
+def order_prefix(info: QueryInfo, place: int, entry: Sequence[int] = (1,)) -> tuple[int, ...]:
+    """The ``_order`` the runtime gives ``info``'s outputs, up to the position in their
+    emission: the path at which an input's event reaches the query (``entry``: ``(1,)``
+    from the group's input, longer through a head: :mod:`eddy.plan.physical.heads`), its
+    place on that stream's junction (its index in the app; inside a partition the
+    partition's, then the event's one key ``0`` and the query's ``place`` in the partition,
+    or that place alone on an inner stream's junction, which is the partition's own), and
+    ``(emission 0, 0)``."""
+    if any(name.startswith("#") for name in info.inputs):
+        return (*entry, place, 0, 0)
+    if info.partition is None:
+        return (*entry, info.index, 0, 0)
+    return (*entry, info.index, 0, place, 0, 0)
 
 
 def head_columns(seq: Column, order: Column, ts: Column, query: str, target: str | None,

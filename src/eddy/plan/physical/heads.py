@@ -10,7 +10,10 @@ reaches it through the head (``(1, head, 0, 1, query, …)`` where a query of an
 ``(1, query, …)``). Every other row is unchanged, so the group's clock is too. A chain of
 such heads (``S -> A -> X``) feeds a query alike.
 The planner says which queries are fed so (:meth:`~eddy.plan.physical.planner.Planning.
-fed_through`); a query that also reads ``S`` is not (one row cannot be both events).
+fed_through`); a query that also reads ``S`` is not (one row cannot be both events). In a
+value partition, a head of the partition may fill an inner stream ``#X`` from a stream the
+partition splits; the row keeps ``S``'s attributes, so the fed query reads each ``#X``
+event's key (its cause's) there.
 """
 
 from __future__ import annotations
@@ -49,13 +52,13 @@ def fed_stream(analyzed: AnalyzedApp, info: QueryInfo) -> Fed | None:
     query of the chain computes something that varies between runs (:data:`VARYING`). The
     planner's conditions on the heads are the rest."""
     produced = [name for name in dict.fromkeys(info.inputs)  # a self join reads one twice
-                if any(q.target == name for q in analyzed.queries)]
+                if any(fills(q, name, info) for q in analyzed.queries)]
     if len(produced) != 1:
         return None
     chain: list[QueryInfo] = []
-    stream = produced[0]
+    stream, reader = produced[0], info
     while True:
-        fillers = [q for q in analyzed.queries if q.target == stream]
+        fillers = [q for q in analyzed.queries if fills(q, stream, reader)]
         if len(fillers) != 1:
             return None
         head = fillers[0]
@@ -63,9 +66,16 @@ def fed_stream(analyzed: AnalyzedApp, info: QueryInfo) -> Fed | None:
                 head.inputs[0] in info.inputs or _varies(head):
             return None
         chain.insert(0, head)
-        stream = head.inputs[0]
-        if not any(q.target == stream for q in analyzed.queries):
+        stream, reader = head.inputs[0], head
+        if not any(fills(q, stream, reader) for q in analyzed.queries):
             return Fed(tuple(chain), produced[0], stream)
+
+
+def fills(query: QueryInfo, name: str, reader: QueryInfo) -> bool:
+    """Whether ``query`` inserts into the stream ``reader`` reads as ``name`` (an inner
+    stream ``#T`` is its partition's own)."""
+    return query.output_stream == name and \
+        (not name.startswith("#") or query.partition == reader.partition)
 
 
 def _varies(info: QueryInfo) -> bool:

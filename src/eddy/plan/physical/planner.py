@@ -79,11 +79,11 @@ class Planning:
 
     def _standalone_over(self, info: QueryInfo, streams: Sequence[str]) -> bool:
         """:meth:`standalone`, with ``streams`` the streams ``info`` may read."""
-        produced = {q.target for q in self.analyzed.queries if q.target}
+        produced = {q.output_stream for q in self.analyzed.queries if q.target}
         if any(name not in streams or (name in produced and name in self.sources.streams)
                for name in info.inputs):
             return False
-        if self.touches_global_state(info) or info.target in self.aggregation_inputs():
+        if self.touches_global_state(info) or info.output_stream in self.aggregation_inputs():
             return False
         return self.tails(info) is not None
 
@@ -113,10 +113,10 @@ class Planning:
         from eddy.plan.physical.rules import STATEFUL
 
         fed = fed_stream(self.analyzed, info)
-        if fed is None or info.partition is not None or fed.source not in self.sources.streams:
+        if fed is None or fed.source not in self.sources.streams:
             return None
         aggregated = self.aggregation_inputs()
-        if any(not self.filters_in_spark(head) or head.target in aggregated
+        if any(not self.filters_in_spark(head) or head.output_stream in aggregated
                for head in fed.heads):
             return None
         streams = (*self.sources.streams, fed.stream)
@@ -134,17 +134,21 @@ class Planning:
         A tail's events are ``info``'s outputs, each taken as it is emitted, so Spark SQL
         computes them from the rows of ``info``'s operator, after it, with the order path
         the runtime gives a subscriber (:mod:`eddy.engine.compile.native_queries`)."""
-        others = [q for q in self.analyzed.queries if q.id != info.id]
-        readers = [q for q in others if info.target in q.inputs]
+        stream = info.output_stream
+        inner = info.target_kind == "inner"
+        others = [q for q in self.analyzed.queries if q.id != info.id and
+                  (not inner or q.partition == info.partition)]  # ``#T`` is the partition's
+        readers = [q for q in others if stream in q.inputs]
         if not readers:
             return []
-        if info.target_kind != "stream" or info.target in self.aggregation_inputs() or \
-                any(q.target == info.target for q in others) or \
+        if info.target_kind not in ("stream", "inner") or \
+                info.output_stream in self.aggregation_inputs() or \
+                any(q.output_stream == stream for q in others) or \
                 any(a.type is ast.AttrType.OBJECT for a in info.outputs):
             return None
         found: list[QueryInfo] = []
         for reader in readers:
-            if reader.inputs != (info.target,) or not self.filters_in_spark(reader):
+            if reader.inputs != (stream,) or not self.filters_in_spark(reader, tail=True):
                 return None
             further = self.tails(reader)
             if further is None:
@@ -152,13 +156,15 @@ class Planning:
             found += [reader, *further]
         return found
 
-    def filters_in_spark(self, info: QueryInfo) -> bool:
+    def filters_in_spark(self, info: QueryInfo, *, tail: bool = False) -> bool:
         """Whether ``info`` only filters and projects one stream, touching no table, in
-        expressions Spark SQL evaluates (what a head and a tail must be)."""
+        expressions Spark SQL evaluates (what a head and a tail must be); ``tail``: a query
+        of a partition reading an inner stream of it too."""
         from eddy.plan.physical.rules.spark_sql import expressions, stateless_shape
 
-        return stateless_shape(info) and not self.touches_global_state(info) and \
-            self.facts.spark_sql_problem(self.analyzed, expressions(info)) is None
+        return stateless_shape(self.analyzed, info, tail=tail) and \
+            not self.touches_global_state(info) and \
+            self.facts.spark_sql_problem(self.analyzed, expressions(self.analyzed, info)) is None
 
     def aggregation_inputs(self) -> set[str]:
         """The streams the app's aggregations read (:func:`aggregation_inputs`)."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.operators.operator_columns import OperatorColumns, Selected, state_of
+from eddy.engine.operators.operator_part import order_prefix as junction_order
 from eddy.engine.spark.row_layout import InputLayout
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
@@ -129,7 +130,7 @@ def selects_per_match(info: QueryInfo) -> bool:
     stream: a selection without aggregates, grouping, ordering, limits or rate limiting."""
     query, selector = info.query, info.query.selector
     return (isinstance(query.output, ast.InsertIntoStream)
-            and info.target_kind == "stream" and query.output.event_type == "current"
+            and info.target_kind in ("stream", "inner") and query.output.event_type == "current"
             and query.output_rate is None and not selector.group_by
             and selector.having is None and not selector.order_by
             and selector.limit is None and selector.offset is None
@@ -280,9 +281,6 @@ def key_pair(part: ast.Expression, scope: Scope, sources: Sequence[Source],
 
 
 def order_prefix(analyzed: AnalyzedApp, info: QueryInfo) -> tuple[int, ...]:
-    """The ``_order`` the runtime gives the query's outputs, up to the output's position:
-    ``(1, index, 0)`` then, inside a partition, the query's place in it and ``(0, 0)``."""
-    if info.partition is None:
-        return (1, info.index, 0, 0)
-    place = [q.id for q in analyzed.partition(info.partition).queries].index(info.id)
-    return (1, info.index, 0, place, 0, 0)
+    """The ``_order`` the runtime gives the query's outputs, up to the output's position
+    (:func:`~eddy.engine.operators.operator_part.order_prefix`, from the group's input)."""
+    return junction_order(info, analyzed.place(info))

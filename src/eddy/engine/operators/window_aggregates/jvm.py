@@ -131,9 +131,11 @@ def _partitioned(plan: WindowPlan, source: DataFrame, buckets: int
         assert buckets == 0, "a partitioned time window's clock is the group's: one key"
         return source, F.lit(0), F.when(F.col(STREAM) == plan.stream, F.col(partition))
     # only its stream's rows with a value (the others go nowhere), in buckets of the value
+    # (read from the operator's rows, which keep it as ``_partition``: a fed inner stream's
+    # key is a column of the head's input, which they do not keep)
     assert buckets > 0, "a partitioned query's state is bucketed by its partition value"
     rows = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
-    return rows, hash_bucket([F.col(partition)], buckets, source.sparkSession), \
+    return rows, hash_bucket([F.col("_partition")], buckets, source.sparkSession), \
         F.col(partition)
 
 

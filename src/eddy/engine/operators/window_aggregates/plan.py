@@ -37,6 +37,7 @@ from eddy.lang.formatter import format_expression
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.typecheck import constant_value
 from eddy.lang.walk import walk_expression
+from eddy.plan.physical.heads import fed_stream
 from eddy.plan.physical.rules.window_aggregate import CLOCKED, on_the_group_clock
 
 _PLAIN_TYPES = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE, AttrType.STRING, AttrType.BOOL)
@@ -204,15 +205,14 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     info = rest[0]
     query, selector = info.query, info.query.selector
     source = query.input
-    if not (isinstance(source, ast.SingleInputStream)
-            and not source.inner and not source.fault
+    if not (isinstance(source, ast.SingleInputStream) and not source.fault
             and isinstance(query.output, ast.InsertIntoStream)
-            and info.target_kind == "stream"
+            and info.target_kind in ("stream", "inner")
             and query.output.event_type in ("current", "expired", "all")
             and (query.output_rate is None or jvm)
             and selector.attributes is not None):
         return None
-    stream = source.stream
+    stream = info.inputs[0]  # ``#T`` for an inner stream, which a head fills (``layout``)
     if stream not in dict(layout.streams):
         return None
     filters = list(source.handlers)
@@ -259,7 +259,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     name, span, events, clock_column, size, sort_keys, batch_start = shape
     partition = None
     if info.partition is not None:
-        partition = _partition(analyzed, info, stream, column_of, types)
+        partition = _partition(analyzed, info, stream, column_of, types, layout)
         if not (jvm and partition is not None and name in PARTITIONED and
                 (events == "current" or name not in CLOCKED)):
             return None
@@ -415,12 +415,24 @@ def _positive(value: object) -> bool:
 
 def _partition(analyzed: AnalyzedApp, info: QueryInfo, stream: str,
                column_of: Callable[[ast.Expression], str | None],
-               types: dict[str, AttrType]) -> tuple[str, int] | None:
+               types: dict[str, AttrType], layout: InputLayout) -> tuple[str, int] | None:
     """``(column, place)`` of the value partition ``info`` is in, when it partitions
     ``stream`` by a plain int, long, string or bool attribute (whose values are equal
-    exactly when their Java ``toString``s, Siddhi's partition keys, are), else None."""
+    exactly when their Java ``toString``s, Siddhi's partition keys, are), else None. An
+    inner stream ``#T`` that a head of the partition fills from such a stream
+    (:mod:`eddy.plan.physical.heads`) has its input event's key: the row's column of it."""
     assert info.partition is not None
     partition = analyzed.partition(info.partition)
+    place = [q.id for q in partition.queries].index(info.id)
+    if stream.startswith("#"):
+        fed = fed_stream(analyzed, info)
+        if fed is None or fed.stream != stream:
+            return None
+        stream = fed.source
+        columns = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))
+        types = dict(zip(layout.columns(stream), (a.type for a in layout.attributes(stream))))
+        column_of = lambda var: (  # noqa: E731 - the head's input's attributes
+            columns.get(var.attribute) if isinstance(var, ast.Variable) else None)
     for ptype in partition.partition.partition_types:
         if ptype.stream == stream:
             if not isinstance(ptype, ast.ValuePartitionType):
@@ -428,7 +440,7 @@ def _partition(analyzed: AnalyzedApp, info: QueryInfo, stream: str,
             column = column_of(ptype.expression)
             if column is None or types[column] not in _PARTITION_TYPES:
                 return None
-            return column, [q.id for q in partition.queries].index(info.id)
+            return column, place
     return None  # a stream the partition does not split goes to every key
 
 

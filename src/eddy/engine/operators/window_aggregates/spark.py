@@ -28,6 +28,7 @@ from eddy.engine.operators.operator_part import (
     Writer,
     WriterColumns,
     head_columns,
+    order_prefix,
     run_alone,
     value_columns,
 )
@@ -138,10 +139,7 @@ def output_writer(plan: WindowPlan, *, one_per_input: bool = False,
     def writer(col: Callable[[str], Column]) -> WriterColumns:
         values = [(col(f"o{i}"), Attribute(out.name, out.type))
                   for i, out in enumerate(spec.outputs)]
-        # (1, the query's place in the app, 0, 0 (in a partition: the value's only key,
-        # the query's place in the partition, 0, 0)), then the position in the emission
-        inside = (0, spec.place, 0, 0) if spec.partition_column else (0, 0)
-        by_input = F.array(*(F.lit(i) for i in (*plan.entry, info.index, *inside)),
+        by_input = F.array(*(F.lit(i) for i in order_prefix(info, spec.place, plan.entry)),
                            col(POSITION) if expiring else F.lit(0))
         scheduler: Column = F.lit(spec.scheduler)
         if spec.rate is not None and spec.rate.scheduled:

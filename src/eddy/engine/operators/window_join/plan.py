@@ -87,7 +87,7 @@ def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     join = query.input
     if not (isinstance(join, ast.JoinInputStream) and not join.within and join.per is None
             and isinstance(query.output, ast.InsertIntoStream)
-            and info.target_kind == "stream" and query.output_rate is None
+            and info.target_kind in ("stream", "inner") and query.output_rate is None
             and not selector.group_by and selector.having is None and not selector.order_by
             and selector.limit is None and selector.offset is None
             and selector.attributes is not None and not info.aggregates):

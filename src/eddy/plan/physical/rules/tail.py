@@ -10,7 +10,10 @@ as it is emitted (all of them current, as the reference's junction hands them on
 computes its outputs from the rows of the producer's operator, and gives each the order path
 the runtime gives a subscriber's emission (the producer's emission, then ``1``, the query's
 place, ``0, 0`` and the event's position), so they merge into the reference order. A chain
-``stateful query -> filter`` no longer sends both into the runtime.
+``stateful query -> filter`` no longer sends both into the runtime. Inside a partition the
+producer may insert into an inner stream ``#X`` its filters read (WSO2's partition idiom):
+``#X`` stays with the key that filled it, so the filter sees each event once, at its place
+in the partition; ``#X``'s own events are no output of the app and are dropped after.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ def apply(planning: Planning) -> None:
         for tail in planning.tails(info) or ():
             if tail.id in planning.chosen:
                 continue
-            producer = next(q for q in planning.analyzed.queries if q.target in tail.inputs)
+            producer = next(q for q in planning.analyzed.queries
+                            if q.output_stream in tail.inputs and
+                            (q.target_kind != "inner" or q.partition == tail.partition))
             planning.choose(QueryChoice(
                 tail.id, "spark-sql-tail", STATELESS, NAME,
                 f"it only filters and projects the outputs of {producer.id}, in Spark SQL "

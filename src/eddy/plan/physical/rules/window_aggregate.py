@@ -25,7 +25,9 @@ A query whose input a filter of the group fills (``from S[f] select … insert i
 X#window…``) is taken too, reading ``X``'s events computed on the input rows
 (:mod:`eddy.plan.physical.heads`: exact because the filter keeps no state and emits each
 event at its input's place; the outputs' order paths keep the filter's step); so by the
-followed-by and the window join.
+followed-by and the window join. Inside a value partition the filter may fill an inner
+stream ``#X`` from the stream the partition splits: each ``#X`` event keeps the key of the
+event that caused it, the value the query's state is bucketed by.
 
 Exact because the kernel computes the same running sums over the same window contents, in
 input order, with the same group clock, and a standalone query's outputs depend on the
@@ -101,7 +103,7 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
     rate = info.query.output_rate
     limited = "" if rate is None else f" {rate.type} every {rate.value} " + \
         ("events" if rate.unit == "events" else "ms")
-    why = f"it aggregates {what} of {source.stream} into {events} events" + \
+    why = f"it aggregates {what} of {info.inputs[0]} into {events} events" + \
         (f", output{limited}" if limited else "") + through + \
         ": eddy's Java operator, no crossing into Python"
     if info.partition is not None and isinstance(window, ast.Window) and \
@@ -109,11 +111,13 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
         why += " (one key: each partition value's window expires by, or stamps its expired " \
             "events with, the group's clock)"
     elif info.partition is not None:  # each partition value has its own window
+        fed = planning.fed_through(info)  # an inner stream's events have their head's key
+        stream = fed.source if source.inner and fed is not None else source.stream
         attribute = next(p.expression.attribute for p in
                          planning.analyzed.partition(info.partition).partition.partition_types
-                         if p.stream == source.stream and isinstance(p, ast.ValuePartitionType)
+                         if p.stream == stream and isinstance(p, ast.ValuePartitionType)
                          and isinstance(p.expression, ast.Variable))
-        key = StateKey("buckets", ((source.stream, attribute),), BUCKETS)
+        key = StateKey("buckets", ((stream, attribute),), BUCKETS)
     planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why))
 
 
