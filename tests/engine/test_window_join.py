@@ -33,6 +33,7 @@ from eddy.engine.operators.columnar_expressions import (
     evaluate,
     truthy,
 )
+from eddy.engine.operators.window_join import aggregating
 from eddy.engine.operators.window_join import WindowJoinPlan, plan_window_join
 from eddy.engine.operators.window_join.matching import PASSES, SIDE, TICK, Windows, process
 from eddy.engine.spark.row_layout import SEQ, TICK_STREAM, TS, input_layout
@@ -86,6 +87,23 @@ QUERIES = {
                      "select L.k, R.w insert all events into O;",
     "self-all": "from L#window.length({n}) as a full outer join L#window.length({m}) as b "
                 "on a.k == b.k and a.v != b.v select a.v, b.s insert all events into O;",
+    # aggregates over the joined events, expired joins leaving them
+    "grouped": "from L#window.length({n}) join R#window.length({m}) on L.k == R.k "
+               "select L.k, count() as c, sum(R.w) as total, avg(L.v) as mean group by L.k "
+               "insert into O;",
+    "grouped-all": "from L#window.length({n}) as a join R[w is null or w < 30]"
+                   "#window.length({m}) as b on a.s == b.s select a.s, b.k, avg(b.w) as mean "
+                   "group by a.s, b.k insert all events into O;",
+    "aggregated-expired": "from L#window.length({n}) join R#window.length({m}) "
+                          "on L.k == R.k and L.v < R.w select L.v, count() as c, "
+                          "sum(L.v + R.w) as x insert expired events into O;",
+    "grouped-no-window": "from L join R#window.length({m}) on L.k == R.k select R.s, "
+                         "count() as c group by R.s insert all events into O;",
+    "grouped-unidirectional": "from L[v > 0] unidirectional join R#window.length({m}) "
+                              "on L.k == R.k select L.k, sum(R.w) as total group by L.k "
+                              "insert into O;",
+    "grouped-cross": "from L#window.length({n}) join R#window.length({m}) select R.s, L.k, "
+                     "count() as c group by R.s insert all events into O;",
 }
 
 
@@ -153,8 +171,19 @@ def _passes(analyzed: AnalyzedApp, plan: WindowJoinPlan, side: int, values: dict
 def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
                  cuts: Sequence[int]) -> list[Output]:
     plan = plan_of(analyzed)
-    return by_operator(process, plan.spec, Windows(), operator_rows(analyzed, plan, events), cuts,
-                       len(plan.spec.selected), expired=plan.spec.events != "current")
+    rows = operator_rows(analyzed, plan, events)
+    aggregation = plan.spec.aggregation
+    if aggregation is not None:
+        return by_operator(aggregating.process, plan.spec, aggregating.Aggregated(), rows,
+                           cuts, len(aggregation.outputs), expired=expires(plan))
+    return by_operator(process, plan.spec, Windows(), rows, cuts, len(plan.spec.selected),
+                       expired=expires(plan))
+
+
+def expires(plan: WindowJoinPlan) -> bool:
+    """Whether the query inserts expired events."""
+    aggregation = plan.spec.aggregation
+    return (plan.spec.events if aggregation is None else aggregation.events) != "current"
 
 
 @st.composite
@@ -181,15 +210,25 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
 def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEvent],
                                                      list[int]]) -> None:
     analyzed, events, cuts = scenario
-    expired = plan_of(analyzed).spec.events != "current"
+    expired = expires(plan_of(analyzed))
     assert run_operator(analyzed, events, cuts) == by_runtime(analyzed, events, expired=expired)
 
 
 def test_other_joins_stay_in_the_runtime() -> None:
     for text in ("from L#window.timeBatch(1 sec) join R#window.length(3) on L.k == R.k "
                  "select L.k insert into O;",
-                 "from L#window.length(3) join R#window.length(3) on L.k == R.k "
+                 "from L#window.length(3) left outer join R#window.length(3) on L.k == R.k "
                  "select L.k, count() as c insert into O;",
+                 "from L#window.time(1 sec) join R#window.length(3) on L.k == R.k "
+                 "select L.k, count() as c group by L.k insert into O;",
+                 "from L#window.length(3) as a join L#window.length(3) as b on a.k == b.k "
+                 "select a.k, count() as c group by a.k insert into O;",
+                 "from L#window.length(3) join R#window.length(3) on L.k == R.k "
+                 "select L.k, max(R.w) as top group by L.k insert into O;",
+                 "from L#window.length(3) join R#window.length(3) on L.k == R.k "
+                 "select L.k, sum(R.k) as ks group by L.k insert into O;",
+                 "from L#window.length(3) join R#window.length(3) on L.k == R.k "
+                 "select L.v, count() as c group by L.v insert into O;",
                  "from L#window.time(1 sec) join R#window.length(3) on L.k == R.k "
                  "select L.k insert all events into O;",
                  "from L#window.length(3) join R#window.length(3) on L.k == R.k "
@@ -199,7 +238,8 @@ def test_other_joins_stay_in_the_runtime() -> None:
             is None, text
 
 
-@pytest.mark.parametrize("query", ["key-residual", "time-length", "right-outer", "self-all"])
+@pytest.mark.parametrize("query", ["key-residual", "time-length", "right-outer", "self-all",
+                                   "grouped-all"])
 def test_window_join_through_spark(spark: Any, query: str) -> None:
     """The real plan (``eddy.replay`` on Spark, batches of 13 events, time going back now
     and then, a stream no query reads among them) equals the runtime, expired events
@@ -217,7 +257,7 @@ def test_window_join_through_spark(spark: Any, query: str) -> None:
     events = [e if e.stream != "C" else InputEvent(e.seq, e.ts, "C", (1,)) for e in events]
     inputs = [{"stream": e.stream, "data": list(e.data), "timestamp": e.ts} for e in events]
     result = replay(analyzed.source, inputs, batch_size=13)
-    expired = plan_of(analyzed).spec.events != "current"
+    expired = expires(plan_of(analyzed))
     expected = [(o[1], o[3]) for o in by_runtime(analyzed, events, expired=expired)]
     assert [(e["timestamp"], tuple(e["data"]) + ((e["expired"],) if expired else ()))
             for e in result.queries["q"]] == expected

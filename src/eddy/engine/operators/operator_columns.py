@@ -84,19 +84,26 @@ class OperatorColumns:
         (NotColumnar: an expression it does not compute)."""
         selected = []
         for item, out in zip(info.query.selector.attributes or (), info.outputs):
-            expr = item.expression
-            if type_of is not None and not isinstance(expr, ast.Variable):
-                node = compile_columnar(expr, type_of, self.resolver(info.scope))
-                if node.type is not out.type:
-                    return None
-                selected.append(Selected(out.name, out.type, "", "", node))
-                continue
-            if not isinstance(expr, ast.Variable) or expr.stream_index is not None:
+            one = self.selected(info, out.name, out.type, item.expression, type_of)
+            if one is None:
                 return None
-            resolved = info.scope.resolve(expr)
-            side = state_of(resolved.source, self.sources)
-            if side is None or out.type is not resolved.attribute.type:
-                return None
-            selected.append(Selected(out.name, out.type, self.prefixes[side],
-                                     self.column(side, resolved.attribute)))
+            selected.append(one)
         return tuple(selected)
+
+    def selected(self, info: QueryInfo, name: str, kind: AttrType, expr: ast.Expression,
+                 type_of: Callable[[ast.Expression], AttrType] | None = None
+                 ) -> Selected | None:
+        """``expr`` of ``info``'s inputs as the operator's output ``name`` of type ``kind``:
+        a copy of an input's attribute, or (given ``type_of``) an expression the columnar
+        evaluator computes; None when it is neither (NotColumnar: an expression it does
+        not compute)."""
+        if type_of is not None and not isinstance(expr, ast.Variable):
+            node = compile_columnar(expr, type_of, self.resolver(info.scope))
+            return Selected(name, kind, "", "", node) if node.type is kind else None
+        if not isinstance(expr, ast.Variable) or expr.stream_index is not None:
+            return None
+        resolved = info.scope.resolve(expr)
+        side = state_of(resolved.source, self.sources)
+        if side is None or kind is not resolved.attribute.type:
+            return None
+        return Selected(name, kind, self.prefixes[side], self.column(side, resolved.attribute))

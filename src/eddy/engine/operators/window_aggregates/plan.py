@@ -271,8 +271,8 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     outputs: list[Output] = []
     in_jvm = jvm and name in JVM_WINDOWS
     for item, attribute in zip(selector.attributes, info.outputs):
-        output = _output(item.expression, attribute.name, column_of, types, arguments,
-                         in_jvm)
+        output = selected_output(item.expression, attribute.name, column_of, types,
+                                 arguments, in_jvm)
         if output is None or output.type is not attribute.type:
             return None
         outputs.append(output)
@@ -498,8 +498,13 @@ def _ordering(info: QueryInfo, selector: ast.Selector) -> Ordering | None:
     return Ordering(tuple(keys), counts[0], counts[1])
 
 
-def _output(expr: ast.Expression, name: str, column_of: object, types: dict[str, AttrType],
-            arguments: list[str], in_jvm: bool = False) -> Output | None:
+def selected_output(expr: ast.Expression, name: str, column_of: object,
+                    types: dict[str, AttrType], arguments: list[str], in_jvm: bool = False
+                    ) -> Output | None:
+    """The :class:`Output` of selecting ``expr`` as ``name``: ``column_of`` gives (or
+    derives) the column of an expression, ``types`` their types, ``arguments`` collects the
+    aggregates' argument columns; None when no vectorised operator computes it (``in_jvm``:
+    eddy's Java operator takes more)."""
     assert callable(column_of)
     if not isinstance(expr, ast.FunctionCall):  # an attribute, or an expression computed
         column = column_of(expr)

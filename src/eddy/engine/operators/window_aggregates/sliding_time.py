@@ -120,12 +120,23 @@ def apply_operations(state: SlidingState, op_group: np.ndarray, op_step: np.ndar
     sums, counts and sizes, in the runtime's order within a group: by step, a removal
     before the add of the same step, else in op order. Returns each op's aggregates right
     after it (sums, counts, sizes; indexed by op); the state keeps each group's last."""
-    assert state.sums is not None and state.counts is not None
-    ops = len(op_group)
-    op_index = np.arange(ops)
+    op_index = np.arange(len(op_group))
     op_phase = (op_index >= gone).astype(np.int8)
     order = np.lexsort((op_index, op_phase, op_step, op_group))
-    sign = np.where(op_phase == 0, -1.0, 1.0)[order]
+    return apply_signed(state, op_group, order, np.where(op_phase == 0, -1.0, 1.0),
+                        op_values, width)
+
+
+def apply_signed(state: SlidingState, op_group: np.ndarray, order: np.ndarray,
+                 op_sign: np.ndarray, op_values: np.ndarray, width: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Applies each op (an add, ``op_sign`` 1, or a removal, -1, of its values) to its
+    group's running sums, counts and sizes, ``order`` listing the ops by group and, within
+    a group, in the order the runtime applies them. Returns each op's aggregates right
+    after it (indexed by op); the state keeps each group's last."""
+    assert state.sums is not None and state.counts is not None
+    ops = len(op_group)
+    sign = op_sign[order]
     starts = segment_starts(op_group[order])
     ends = np.r_[starts[1:], len(order)] - 1 if len(starts) else starts
     groups = op_group[order][starts]

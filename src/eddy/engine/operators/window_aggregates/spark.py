@@ -35,7 +35,7 @@ from eddy.engine.operators.operator_part import (
 from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates import expiring, sliding_time, time_batch
 from eddy.engine.operators.window_aggregates.emitted import Emitted
-from eddy.engine.operators.window_aggregates.plan import WindowPlan, WindowSpec
+from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, WindowSpec
 from eddy.engine.spark.row_layout import (
     CLOCK,
     SEQ,
@@ -210,11 +210,11 @@ def output_frame(spec: WindowSpec, emitted: Emitted, seq: np.ndarray) -> pd.Data
     if spec.expiring:
         assert emitted.expired is not None and emitted.timer is not None
         frame[EXPIRED], frame[TIMER] = emitted.expired, emitted.timer
-    frame.update(output_columns(spec, emitted))
+    frame.update(output_columns(spec.outputs, emitted))
     return pd.DataFrame(frame)
 
 
-def output_columns(spec: WindowSpec, emitted: Emitted) -> dict[str, Any]:
+def output_columns(outputs: Sequence[Output], emitted: Emitted) -> dict[str, Any]:
     """The selected attributes' columns; aggregates as the runtime computes them
     (``sum / count`` for ``avg``, null while nothing is counted).
 
@@ -222,7 +222,7 @@ def output_columns(spec: WindowSpec, emitted: Emitted) -> dict[str, Any]:
     way out, and NaN (``inf - inf``) is a value the runtime emits."""
     columns: dict[str, Any] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        for i, out in enumerate(spec.outputs):
+        for i, out in enumerate(outputs):
             if out.kind == "var":
                 assert out.column is not None
                 values = pd.Series(emitted.values[out.column])

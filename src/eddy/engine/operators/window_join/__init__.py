@@ -2,8 +2,9 @@
 self joins; DESIGN.md §4): each event a window emits matches a run of the other side's
 window, found by binary search.
 
-:mod:`.plan` says which joins qualify, :mod:`.matching` computes the joined events and
-:mod:`.spark` puts the operator into a group's Spark plan.
+:mod:`.plan` says which joins qualify, :mod:`.matching` computes the joined events,
+:mod:`.aggregating` a join's aggregates over them, and :mod:`.spark` puts the operator
+into a group's Spark plan.
 """
 
 from eddy.engine.operators.window_join.plan import WindowJoinPlan, plan_window_join

@@ -4,7 +4,7 @@ The shape is ``from L[f]#window.length(n) [unidirectional] [left|right|full oute
 R[g]#window.time(t) on c select <expressions of L and R> insert into Out`` — each side a
 stream (not a table, named window or aggregation) with filters and then a ``length`` or
 ``time`` window or none (a side without a window holds nothing, as the reference's empty
-window: it is a length window of 0), no partition in the app, no aggregate. Both sides may
+window: it is a length window of 0), no partition in the app. Both sides may
 read the same stream (a self join: each event reaches the left side and then the right one).
 ``c`` is split as a pattern's condition is (:mod:`eddy.engine.operators.followed_by.plan`):
 ``L.a == R.b`` equalities of integral, string or bool attributes become the match key, the rest
@@ -12,7 +12,8 @@ runs as numpy columns. Filters before the windows run in Spark SQL (an event the
 enters the window). A window's expired events join too (``insert expired|all events``) when
 both windows are length windows: a length window's events expire on its own side's arrivals,
 whose place in the input is known; a time window's on the clock's timers, which the operator
-does not replay.
+does not replay. An inner join of two streams' length windows (or none) may aggregate its
+joined events (:class:`JoinAggregation`, run by :mod:`.aggregating`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from dataclasses import dataclass
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.operators.followed_by.plan import key_pair
 from eddy.engine.operators.operator_columns import OperatorColumns, Selected
+from eddy.engine.operators.window_aggregates.plan import Output, selected_output
 from eddy.engine.spark.row_layout import InputLayout
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
+from eddy.lang.formatter import format_expression
 from eddy.lang.scope import SemanticError
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.typecheck import constant_value
@@ -33,6 +36,21 @@ from eddy.runtime.pattern.index import conjuncts
 
 LEFT, RIGHT = "l", "r"
 """Column prefixes of the two sides' attributes in the operator's rows."""
+
+
+@dataclass(frozen=True)
+class JoinAggregation:
+    """A join's selection that aggregates: ``count()``, ``avg`` and ``sum`` of doubles over
+    the joined events, per ``group by`` attributes of either side (the operator's selected
+    columns ``groups``), beside plain values of the last event. ``arguments`` are the
+    selected columns the aggregates read, ``outputs`` the query's attributes over those
+    columns, ``events`` what the query inserts (the operator itself emits every joined
+    event, expired ones too, which leave the aggregates)."""
+
+    groups: tuple[str, ...]
+    arguments: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    events: str
 
 
 @dataclass(frozen=True)
@@ -57,6 +75,7 @@ class WindowJoinSpec:
     triggers: tuple[bool, bool]
     outer: tuple[bool, bool]
     events: str
+    aggregation: JoinAggregation | None = None
 
     @property
     def clocked(self) -> bool:
@@ -88,11 +107,14 @@ def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if not (isinstance(join, ast.JoinInputStream) and not join.within and join.per is None
             and isinstance(query.output, ast.InsertIntoStream)
             and info.target_kind in ("stream", "inner") and query.output_rate is None
-            and not selector.group_by and selector.having is None and not selector.order_by
+            and selector.having is None and not selector.order_by
             and selector.limit is None and selector.offset is None
-            and selector.attributes is not None and not info.aggregates):
+            and selector.attributes is not None):
         return None
     sides = (join.left, join.right)
+    if (info.aggregates or selector.group_by) and (
+            join.left.stream == join.right.stream or any(join.outer_sides)):
+        return None  # (a self join's two sides emit for one input row; outer: null keys)
     inputs = dict(layout.streams)
     if len(info.scope.sources) != 2 or any(s.stream not in inputs for s in sides) or \
             any(source.kind != "stream" for source in info.scope.sources):
@@ -100,9 +122,9 @@ def plan_window_join(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     windows = [_window(side) for side in sides]
     if windows[0] is None or windows[1] is None:
         return None
-    if query.output.event_type != "current" and \
+    if (query.output.event_type != "current" or info.aggregates or selector.group_by) and \
             any(kind != "length" for kind, _ in (windows[0], windows[1])):
-        return None
+        return None  # (expired joins, which aggregates also take, of length windows only)
     try:
         return _plan(analyzed, info, join, (windows[0], windows[1]))
     except (NotColumnar, SemanticError):
@@ -143,15 +165,63 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
             continue
         node = compile_columnar(part, analyzed.type_of, column_of)
         residual = node if residual is None else Node("and", AttrType.BOOL, (residual, node))
-    selected = named.selection(info, analyzed.type_of)
-    if selected is None:
-        return None
+    events = info.query.output.event_type
+    aggregation = None
+    if info.aggregates or info.query.selector.group_by:
+        found = _aggregation(analyzed, info, named)
+        if found is None:
+            return None
+        aggregation, selected, events = *found, "all"
+    else:
+        plain = named.selection(info, analyzed.type_of)
+        if plain is None:
+            return None
+        selected = plain
     filters = tuple(tuple(h.expression for h in side.handlers if isinstance(h, ast.Filter))
                     for side in (join.left, join.right))
     spec = WindowJoinSpec(windows, tuple(named.types.items()), tuple(keys), residual,
                           selected, (1, info.index, 0, 0), tuple(named.physical.items()),
                           (join.unidirectional != "right", join.unidirectional != "left"),
-                          join.outer_sides, info.query.output.event_type)
+                          join.outer_sides, events, aggregation)
     return WindowJoinPlan(info, (join.left.stream, join.right.stream),
                           (filters[0], filters[1]), named.attributes, spec)
 
+
+
+def _aggregation(analyzed: AnalyzedApp, info: QueryInfo, named: OperatorColumns
+                 ) -> tuple[JoinAggregation, tuple[Selected, ...]] | None:
+    """The aggregation of a join that aggregates or groups, and the columns the operator
+    selects for it from each joined event (group keys, the aggregates' arguments and the
+    plain values selected), when the vectorised aggregates compute it, else None."""
+    selected: list[Selected] = []
+    types: dict[str, AttrType] = {}
+    by_text: dict[str, str] = {}
+
+    def column_of(expr: ast.Expression) -> str | None:
+        text = format_expression(expr)
+        if text not in by_text:
+            kind = analyzed.type_of(expr)
+            one = named.selected(info, f"c{len(selected)}", kind, expr, analyzed.type_of)
+            if one is None:
+                return None
+            selected.append(one)
+            types[one.name], by_text[text] = kind, one.name
+        return by_text[text]
+
+    groups = []
+    for var in info.query.selector.group_by:
+        column = column_of(var)
+        if column is None or types[column] in (AttrType.DOUBLE, AttrType.FLOAT):
+            return None  # (double keys group by Double.equals: NaN, -0.0)
+        groups.append(column)
+    arguments: list[str] = []
+    outputs = []
+    for item, attribute in zip(info.query.selector.attributes or (), info.outputs):
+        output = selected_output(item.expression, attribute.name, column_of, types, arguments)
+        if output is None or output.type is not attribute.type:
+            return None
+        outputs.append(output)
+    event_type = info.query.output.event_type if isinstance(
+        info.query.output, ast.InsertIntoStream) else "current"
+    return JoinAggregation(tuple(groups), tuple(arguments), tuple(outputs), event_type), \
+        tuple(selected)

@@ -22,6 +22,7 @@ from eddy.engine.operators.columnar_operator import (
     filters_compile,
 )
 from eddy.engine.operators.operator_part import KEY, OperatorPart, run_alone
+from eddy.engine.operators.window_join import aggregating
 from eddy.engine.operators.window_join.matching import PASSES, SIDE, TICK, Windows, process
 from eddy.engine.operators.window_join.plan import WindowJoinPlan
 from eddy.engine.spark.row_layout import SEQ, STORE_STREAM, STREAM, TS, InputLayout
@@ -59,7 +60,13 @@ def window_join_part(analyzed: AnalyzedApp, plan: WindowJoinPlan, source: DataFr
         rows = rows.where(entering).drop("_p0", "_p1")
     else:  # every row moves the clock but an on-demand query's (the runtime's alone)
         rows = rows.withColumn(PASSES, entering).drop("_p0", "_p1")
-    return columnar_part(rows.withColumn(KEY, F.lit(0)), process, spec, Windows, plan.info,
+    rows = rows.withColumn(KEY, F.lit(0))
+    aggregation = spec.aggregation
+    if aggregation is not None:  # aggregates over the joined events
+        return columnar_part(rows, aggregating.process, spec, aggregating.Aggregated,
+                             plan.info, [(o.name, o.type) for o in aggregation.outputs],
+                             spec.order_prefix, expired=aggregation.events != "current")
+    return columnar_part(rows, process, spec, Windows, plan.info,
                          [(o.name, o.type) for o in spec.selected], spec.order_prefix,
                          expired=spec.events != "current")
 
