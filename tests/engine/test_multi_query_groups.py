@@ -76,7 +76,8 @@ insert into DevicesStream;
       "expiring-max": "jvm-window-aggregate" if JVM else "runtime", "distinct": "runtime",
       "other": "spark-sql"}),
     # Stateless queries reading a stateful query's output (its expired events too), tails of
-    # tails, and tails of eddy's Java operators, a Python operator and the runtime.
+    # tails, and tails of eddy's Java operators, a Python operator and the runtime; a join's
+    # aggregates and a tail of them.
     "chains": ("@app:playback\n" + TEMP + """
 define stream OtherStream (roomNo int);
 @info(name = 'avg') from TempStream#window.time(1 sec)
@@ -92,12 +93,18 @@ select e1.roomNo, e2.temp insert into Rises;
 @info(name = 'pairs') from TempStream#window.length(3) as a join OtherStream#window.length(2) as b
 on a.roomNo == b.roomNo select a.roomNo, a.temp insert into Pairs;
 @info(name = 'hot-pairs') from Pairs[temp > 30.0] select roomNo insert into HotPairs;
+@info(name = 'pair-stats') from TempStream#window.length(3) as a
+join OtherStream#window.length(2) as b on a.roomNo == b.roomNo
+select a.roomNo, count() as n, avg(a.temp) as mean group by a.roomNo
+insert all events into PairStats;
+@info(name = 'warm-pairs') from PairStats[mean > 25.0] select roomNo, n insert into WarmPairs;
 @info(name = 'sessions') from TempStream#window.session(1 sec)
 select roomNo, count() as n insert into Sessions;
 @info(name = 'busy') from Sessions[n > 2] select roomNo insert into Busy;
 """, {"avg": SLIDING, "hot": "spark-sql-tail", "hotter": "spark-sql-tail",
       "cold": "spark-sql-tail", "rise": "jvm-followed-by" if JVM else "followed-by",
       "big-rise": "spark-sql-tail", "pairs": "window-join", "hot-pairs": "spark-sql-tail",
+      "pair-stats": "window-join", "warm-pairs": "spark-sql-tail",
       "sessions": "runtime", "busy": "runtime"}),
     # Stateful queries reading what a filter inserts (a projection, a rename, ``select *``,
     # a computed attribute; a window, a pattern, a self join; through two filters), a
