@@ -49,3 +49,23 @@ def test_native_chains_and_unsupported_expressions(spark: object) -> None:
     @info(name='d') from S select k, v insert expired events into D;
     """
     assert _native(app) == {"a", "b"}
+
+
+def test_a_partitions_filters_run_in_the_jvm(spark: object) -> None:
+    """A filter of a value partition sees each event once, under its key, and none whose
+    key is null (the reference routes it nowhere); one reading a stream the partition does
+    not split (each event reaches every key) or splits by ranges stays in the runtime. The
+    plan on Spark inserts what the runtime inserts."""
+    from columnar_runs import random_events, replay_equals_runtime
+
+    app = """@app:playback
+    define stream A (k int, v double, s string);
+    define stream B (k long, v double, s string);
+    partition with (k of A, v < 10.0 as 'low' or v >= 5.0 as 'high' of B)
+    begin
+        @info(name='q') from A[v > 8.0] select k, v * 2 as v, s insert into O;
+        @info(name='ranged') from B select k, v insert into R;
+    end;
+    """
+    assert _native(app) == {"q"}
+    replay_equals_runtime(check(app), random_events(3, 200, "AAB", 3))

@@ -4,10 +4,11 @@ The physical planner (:mod:`eddy.plan.physical`, Spark-free) decides per query w
 operator runs it and on which state key; this module builds that plan in Spark and nothing
 else: Spark SQL over the group's input rows for the stateless queries
 (:mod:`eddy.engine.compile.native_queries`), the vectorised window aggregate, followed-by,
-window join, sequence, counting pattern and pattern cycle
+window join, sequence, counting pattern, pattern cycle and logical pattern
 (:mod:`eddy.engine.operators.window_aggregates`, :mod:`eddy.engine.operators.followed_by`,
 :mod:`eddy.engine.operators.window_join`, :mod:`eddy.engine.operators.sequence`,
-:mod:`eddy.engine.operators.counting`, :mod:`eddy.engine.operators.cycle`) for the queries
+:mod:`eddy.engine.operators.counting`, :mod:`eddy.engine.operators.cycle`,
+:mod:`eddy.engine.operators.logical`) for the queries
 planned there, and the per-event
 runtime or the aggregation step (:mod:`eddy.engine.operators.runtime_operator`,
 :mod:`eddy.engine.operators.aggregation_step`) for the rest, keyed as planned, reading rows
@@ -47,6 +48,7 @@ from eddy.engine.operators.cycle import cycle_part, plan_cycle
 from eddy.engine.operators.followed_by import FollowedByPlan, followed_by_part, plan_followed_by
 from eddy.engine.operators.followed_by.jvm import jvm_followed_by
 from eddy.engine.operators.fused_operator import run_fused
+from eddy.engine.operators.logical import logical_part, plan_logical
 from eddy.engine.operators.operator_part import (
     KEY,
     OUTPUT_COLUMNS,
@@ -78,7 +80,7 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
     streaming query runs natively; False also promises that no on-demand query comes, which
-    lets an aggregation-only group run split by group (the planner's rule 9.1). ``typed``
+    lets an aggregation-only group run split by group (the planner's rule 10.1). ``typed``
     False puts the values of Spark SQL's outputs in ``_data`` too (real-time mode writes
     ``OUTPUT_SCHEMA`` only; its groups have no other operator).
     """
@@ -250,6 +252,12 @@ def _counting(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
     return counting_part(analyzed, counting, source, layout, buckets=_buckets(choice))
 
 
+def _logical(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+             layout: InputLayout) -> OperatorPart:
+    logical, source, layout = _planned(analyzed, choice, source, layout, plan_logical)
+    return logical_part(analyzed, logical, source, layout, buckets=_buckets(choice))
+
+
 def _cycle(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
            layout: InputLayout) -> OperatorPart:
     cycle, source, layout = _planned(analyzed, choice, source, layout, plan_cycle)
@@ -258,7 +266,7 @@ def _cycle(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
 
 _VECTORISED = {"window-aggregate": _window_aggregate, "followed-by": _followed_by,
                "window-join": _window_join, "sequence": _sequence, "counting": _counting,
-               "cycle": _cycle}
+               "cycle": _cycle, "logical": _logical}
 
 
 def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
@@ -272,7 +280,7 @@ def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
     step = make_aggregation_step(app_text, layout) if vectorised \
         else make_step(app_text, list(ids), layout)
     key: Column
-    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 9.1)
+    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 10.1)
         split = aggregation_split(plan.runtime.key, source, layout)
         source, streams, key = split.source, split.streams, split.key
     else:

@@ -16,6 +16,7 @@ from eddy.engine.operators.aggregation_step import aggregations_only
 from eddy.engine.operators.counting.plan import plan_counting
 from eddy.engine.operators.cycle.plan import plan_cycle
 from eddy.engine.operators.followed_by.plan import FollowedByPlan, plan_followed_by
+from eddy.engine.operators.logical.plan import plan_logical
 from eddy.engine.operators.sequence.plan import plan_sequence
 from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate, runs_in_jvm
 from eddy.engine.operators.window_join.plan import plan_window_join
@@ -84,6 +85,10 @@ class EngineFacts:
 
     def cycle(self, analyzed: AnalyzedApp, info: QueryInfo, streams: Sequence[str]) -> bool:
         plan = plan_cycle(analyzed, [info], _layout(analyzed, info, streams))
+        return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
+
+    def logical(self, analyzed: AnalyzedApp, info: QueryInfo, streams: Sequence[str]) -> bool:
+        plan = plan_logical(analyzed, [info], _layout(analyzed, info, streams))
         return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
 
     def counting(self, analyzed: AnalyzedApp, info: QueryInfo,

@@ -60,6 +60,11 @@ class OperatorFacts(Protocol):
         """Whether the vectorised cycle operator builds its kernel for ``info`` (its filters
         compiling to Spark SQL included)."""
 
+    def logical(self, analyzed: AnalyzedApp, info: QueryInfo,
+                streams: Sequence[str]) -> bool:
+        """Whether the vectorised logical operator builds its kernel for ``info`` (its
+        filters compiling to Spark SQL included)."""
+
     def window_join(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
         """Whether the vectorised window join builds its kernel for ``info`` (its filters

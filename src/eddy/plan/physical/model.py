@@ -9,16 +9,16 @@ from typing import Literal
 
 Operator = Literal["spark-sql", "spark-sql-tail", "jvm-window-aggregate", "jvm-followed-by",
                    "window-aggregate", "followed-by", "window-join", "sequence",
-                   "counting", "cycle", "aggregation-step", "runtime"]
+                   "counting", "cycle", "logical", "aggregation-step", "runtime"]
 """``spark-sql``: Catalyst expressions in the JVM (``spark-sql-tail``: over another operator's
 outputs); ``jvm-window-aggregate``, ``jvm-followed-by``: eddy's own Java operators (each a
 stateful operator of its own, no Python); ``window-aggregate``, ``followed-by``,
-``window-join``, ``sequence``, ``counting``, ``cycle``: vectorised Python operators (numpy over a
-micro-batch); ``aggregation-step``: the runtime's aggregations fed a column batch at a time;
-``runtime``: the per-event runtime."""
+``window-join``, ``sequence``, ``counting``, ``cycle``, ``logical``: vectorised Python
+operators (numpy over a micro-batch); ``aggregation-step``: the runtime's aggregations fed a
+column batch at a time; ``runtime``: the per-event runtime."""
 
 VECTORISED: tuple[Operator, ...] = ("window-aggregate", "followed-by", "window-join",
-                                    "sequence", "counting", "cycle")
+                                    "sequence", "counting", "cycle", "logical")
 """The operators that run one query each in a Python operator of their own."""
 
 OPERATOR_NAMES: dict[Operator, str] = {
@@ -28,7 +28,7 @@ OPERATOR_NAMES: dict[Operator, str] = {
     "window-aggregate": "vectorised window aggregate",
     "followed-by": "vectorised followed-by", "window-join": "vectorised window join",
     "sequence": "vectorised sequence", "counting": "vectorised counting pattern",
-    "cycle": "vectorised pattern cycle",
+    "cycle": "vectorised pattern cycle", "logical": "vectorised logical pattern",
     "aggregation-step": "vectorised aggregation step", "runtime": "per-event runtime",
 }
 

@@ -30,7 +30,7 @@ from eddy.engine.operators.followed_by.plan import (
     filtered_only,
     order_prefix,
     partition_of,
-    selects_per_match,
+    per_match_query,
     state_filters,
     states_read,
 )
@@ -119,13 +119,10 @@ def plan_counting(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                   layout: InputLayout) -> CountingPlan | None:
     """The plan when ``rest`` (the group's non-native queries) is one query of the shape
     above, else None."""
-    if len(rest) != 1:
+    found = per_match_query(rest, "pattern")
+    if found is None:
         return None
-    info = rest[0]
-    stream = info.query.input
-    if not (isinstance(stream, ast.StateInputStream) and stream.kind == "pattern"
-            and selects_per_match(info)):
-        return None
+    info, stream = found
     states = _states(stream.state)
     if states is None or len(info.scope.sources) != 2:
         return None

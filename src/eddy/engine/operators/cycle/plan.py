@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eddy.engine.operators.followed_by.plan import selects_per_match
+from eddy.engine.operators.followed_by.plan import per_match_query
 from eddy.engine.operators.sequence.plan import SequencePlan, chain_plan, chain_states
 from eddy.engine.spark.row_layout import InputLayout
 from eddy.lang import ast
@@ -27,12 +27,11 @@ def plan_cycle(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                layout: InputLayout) -> SequencePlan | None:
     """The plan when ``rest`` (the group's non-native queries) is one query of the shape
     above, else None."""
-    if len(rest) != 1:
+    found = per_match_query(rest, "pattern")
+    if found is None:
         return None
-    info = rest[0]
-    stream = info.query.input
-    if not (isinstance(stream, ast.StateInputStream) and stream.kind == "pattern"
-            and isinstance(stream.state, ast.EveryStateElement) and selects_per_match(info)):
+    info, stream = found
+    if not isinstance(stream.state, ast.EveryStateElement):
         return None
     chain = chain_states(stream.state.element)
     if chain is None or chain[0] or len(info.scope.sources) != len(chain[1]):

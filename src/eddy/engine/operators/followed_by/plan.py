@@ -102,13 +102,10 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                      layout: InputLayout) -> FollowedByPlan | None:
     """The plan when ``rest`` (the group's non-native queries) is one query of the shape
     above, else None."""
-    if len(rest) != 1:
+    found = per_match_query(rest, "pattern")
+    if found is None:
         return None
-    info = rest[0]
-    stream = info.query.input
-    if not (isinstance(stream, ast.StateInputStream) and stream.kind == "pattern"
-            and selects_per_match(info)):
-        return None
+    info, stream = found
     states = _states(stream.state)
     if states is None or len(info.scope.sources) != 1 + len(states[2]):
         return None
@@ -123,6 +120,20 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         return _plan(analyzed, info, stream, every, first, seconds, partition)
     except (NotColumnar, SemanticError):
         return None
+
+
+def per_match_query(rest: Sequence[QueryInfo], kind: str
+                    ) -> tuple[QueryInfo, ast.StateInputStream] | None:
+    """The one query of ``rest`` (the group's non-native queries) and its input, when it is a
+    ``kind`` (``pattern`` or ``sequence``) query that :func:`selects_per_match`, else None."""
+    if len(rest) != 1:
+        return None
+    info = rest[0]
+    stream = info.query.input
+    if not (isinstance(stream, ast.StateInputStream) and stream.kind == kind
+            and selects_per_match(info)):
+        return None
+    return info, stream
 
 
 def selects_per_match(info: QueryInfo) -> bool:

@@ -18,14 +18,14 @@ stay in the per-event runtime.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.operators.followed_by.plan import (
     filtered_only,
     order_prefix,
     partition_of,
-    selects_per_match,
+    per_match_query,
     state_filters,
     states_read,
 )
@@ -48,6 +48,12 @@ def passes(state: int) -> str:
     return f"_p{state}"
 
 
+def arrives(state: int) -> str:
+    """The row column saying an event is of state ``state``'s stream (whether or not it
+    passes the state's conditions)."""
+    return f"_a{state}"
+
+
 @dataclass(frozen=True)
 class SequenceSpec:
     """What the operator needs, as plain data (pickled to Spark's Python workers).
@@ -57,7 +63,8 @@ class SequenceSpec:
     stream attribute, however many states read it); ``residuals[k]`` is the part of state
     ``k``'s filter that reads earlier states (None: nothing); ``every`` says whether each
     event may start a match (else only an instance's first event does); ``within`` is in
-    ms."""
+    ms; ``logical`` ``and``/``or`` when the first two states are one logical state
+    ``(e1 and|or e2)`` (:mod:`eddy.engine.operators.logical`)."""
 
     states: int
     every: bool
@@ -68,6 +75,7 @@ class SequenceSpec:
     residuals: tuple[Node | None, ...]
     selected: tuple[Selected, ...]
     order_prefix: tuple[int, ...]
+    logical: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,13 +100,10 @@ def plan_sequence(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
                   layout: InputLayout) -> SequencePlan | None:
     """The plan when ``rest`` (the group's non-native queries) is one query of the shape
     above, else None."""
-    if len(rest) != 1:
+    found = per_match_query(rest, "sequence")
+    if found is None:
         return None
-    info = rest[0]
-    stream = info.query.input
-    if not (isinstance(stream, ast.StateInputStream) and stream.kind == "sequence"
-            and selects_per_match(info)):
-        return None
+    info, stream = found
     chain = chain_states(stream.state)
     if chain is None or len(info.scope.sources) != len(chain[1]):
         return None
@@ -109,10 +114,11 @@ def plan_sequence(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
 
 def chain_plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, within: int | None,
                states: Sequence[ast.StreamStateElement], layout: InputLayout,
-               *, residuals: bool = True) -> SequencePlan | None:
+               *, residuals: bool = True, logical: str | None = None) -> SequencePlan | None:
     """The plan of a chain of plain states reading streams of ``layout``, optionally the
     only query of a value partition by plain key attributes of them (None: not such a
-    chain; ``residuals`` False: also when a condition reads an earlier state)."""
+    chain; ``residuals`` False: also when a condition reads an earlier state; ``logical``:
+    the spec's, see :class:`SequenceSpec`)."""
     streams = tuple(s.stream.stream for s in states)
     if not set(streams) <= set(dict(layout.streams)):
         return None
@@ -125,7 +131,8 @@ def chain_plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, within: int 
         return None
     if plan is not None and not residuals and any(plan.spec.residuals):
         return None
-    return plan
+    return plan if plan is None or logical is None else \
+        replace(plan, spec=replace(plan.spec, logical=logical))
 
 
 def chain_states(state: ast.StateElement) -> tuple[bool, list[ast.StreamStateElement]] | None:

@@ -11,6 +11,7 @@ planner's hash buckets of the partition key (a key's instance lives in one bucke
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 from pyspark.sql import DataFrame
@@ -26,7 +27,7 @@ from eddy.engine.operators.columnar_operator import (
 from eddy.engine.operators.operator_part import KEY as OPERATOR_KEY
 from eddy.engine.operators.operator_part import OperatorPart
 from eddy.engine.operators.sequence.matching import PARTITION, Recent, process
-from eddy.engine.operators.sequence.plan import SequencePlan, SequenceSpec, passes
+from eddy.engine.operators.sequence.plan import SequencePlan, SequenceSpec, arrives, passes
 from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
 from eddy.lang.semantic import AnalyzedApp
 
@@ -39,20 +40,26 @@ def sequence_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
     return chain_part(analyzed, plan, source, layout, buckets=buckets, kernel=process)
 
 
-Kernel = Callable[[SequenceSpec, Recent, pd.DataFrame], tuple[pd.DataFrame, Recent]]
+Kernel = Callable[[SequenceSpec, Any, pd.DataFrame], tuple[pd.DataFrame, Any]]
 
 
 def chain_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
-               layout: InputLayout, *, buckets: int, kernel: Kernel) -> OperatorPart:
-    """An operator over a chain of plain states (the sequence's, the cycle's) running
-    ``kernel``. Its rows: the chain's streams, each state's conditions on its own event
-    evaluated here in the JVM (one :func:`~.plan.passes` column per state), the attribute
-    columns and, partitioned, the partition value (rows without one go nowhere)."""
+               layout: InputLayout, *, buckets: int, kernel: Kernel,
+               fresh: Callable[[], Any] = Recent, arrivals: bool = False) -> OperatorPart:
+    """An operator over a chain of plain states (the sequence's, the cycle's, the logical
+    pattern's) running ``kernel`` from ``fresh`` state. Its rows: the chain's streams, each
+    state's conditions on its own event evaluated here in the JVM (one
+    :func:`~.plan.passes` column per state; ``arrivals``: and one :func:`~.plan.arrives`
+    column saying the row is of its stream), the attribute columns and, partitioned, the
+    partition value (rows without one go nowhere)."""
     spec, info = plan.spec, plan.info
     streams = sorted(set(plan.streams))
     flags = [((F.col(STREAM) == stream)
               & filter_condition(analyzed, info, k, stream, plan.filters[k], layout))
              .alias(passes(k)) for k, stream in enumerate(plan.streams)]
+    if arrivals:
+        flags += [(F.col(STREAM) == stream).alias(arrives(k))
+                  for k, stream in enumerate(plan.streams)]
     columns = [attribute_column(layout, stream, name).alias(column)
                for column, (stream, name) in plan.attributes.items()]
     rows = source.where(F.col(STREAM).isin(*streams))
@@ -62,5 +69,5 @@ def chain_part(analyzed: AnalyzedApp, plan: SequencePlan, source: DataFrame,
         columns.append(F.col(PARTITION))
     rows = rows.select(SEQ, TS, *flags, *columns) \
         .withColumn(OPERATOR_KEY, partition_key(spec.partitioned, PARTITION, source, buckets))
-    return columnar_part(rows, kernel, spec, Recent, info,
+    return columnar_part(rows, kernel, spec, fresh, info,
                          [(o.name, o.type) for o in spec.selected], spec.order_prefix)

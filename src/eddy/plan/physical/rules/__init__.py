@@ -8,6 +8,7 @@ from eddy.plan.physical.rules import (
     counting,
     cycle,
     followed_by,
+    logical,
     runtime,
     sequence,
     spark_sql,
@@ -17,9 +18,9 @@ from eddy.plan.physical.rules import (
 )
 
 RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join,
-                                  sequence, counting, cycle, tail, runtime)
+                                  sequence, counting, cycle, logical, tail, runtime)
 """Each module has ``NAME`` and ``apply(planning)``."""
 STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join, sequence,
-                                     counting, cycle)
+                                     counting, cycle, logical)
 """The rules of the stateful operators that run a query each; each also has
 ``takes(planning, info, streams)``."""
