@@ -19,7 +19,7 @@ from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.walk import walk_nodes
 from eddy.plan.physical.facts import OperatorFacts
-from eddy.plan.physical.heads import Fed, fed_stream
+from eddy.plan.physical.heads import Fed, fed_stream, fills
 from eddy.plan.physical.model import GroupPhysicalPlan, QueryChoice, Sources
 
 
@@ -135,15 +135,13 @@ class Planning:
         computes them from the rows of ``info``'s operator, after it, with the order path
         the runtime gives a subscriber (:mod:`eddy.engine.compile.native_queries`)."""
         stream = info.output_stream
-        inner = info.target_kind == "inner"
-        others = [q for q in self.analyzed.queries if q.id != info.id and
-                  (not inner or q.partition == info.partition)]  # ``#T`` is the partition's
-        readers = [q for q in others if stream in q.inputs]
-        if not readers:
+        others = [q for q in self.analyzed.queries if q.id != info.id]
+        readers = [q for q in others if stream in q.inputs and fills(info, stream, q)]
+        if not readers or stream is None:
             return []
         if info.target_kind not in ("stream", "inner") or \
-                info.output_stream in self.aggregation_inputs() or \
-                any(q.output_stream == stream for q in others) or \
+                stream in self.aggregation_inputs() or \
+                any(fills(q, stream, info) for q in others) or \
                 any(a.type is ast.AttrType.OBJECT for a in info.outputs):
             return None
         found: list[QueryInfo] = []

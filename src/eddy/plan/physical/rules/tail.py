@@ -18,6 +18,7 @@ in the partition; ``#X``'s own events are no output of the app and are dropped a
 
 from __future__ import annotations
 
+from eddy.plan.physical.heads import fills
 from eddy.plan.physical.model import STATELESS, QueryChoice
 from eddy.plan.physical.planner import Planning
 
@@ -36,8 +37,7 @@ def apply(planning: Planning) -> None:
             if tail.id in planning.chosen:
                 continue
             producer = next(q for q in planning.analyzed.queries
-                            if q.output_stream in tail.inputs and
-                            (q.target_kind != "inner" or q.partition == tail.partition))
+                            if fills(q, tail.inputs[0], tail))
             planning.choose(QueryChoice(
                 tail.id, "spark-sql-tail", STATELESS, NAME,
                 f"it only filters and projects the outputs of {producer.id}, in Spark SQL "
