@@ -31,6 +31,7 @@ from eddy.plan.physical.planner import Planning
 
 NAME = "window-join"
 REASON = "it joins length/time windows or streams, matched by key and window position"
+AGGREGATES = ", and aggregates the joined events as the reference's selector does"
 
 
 def takes(planning: Planning, info: QueryInfo, streams: Sequence[str]) -> bool:
@@ -43,5 +44,7 @@ def apply(planning: Planning) -> None:
     """Places every standalone join query the window join runs, each in its own operator."""
     for info in planning.pending:
         if planning.standalone(info) and takes(planning, info, planning.streams_of(info)):
+            aggregates = info.aggregates or bool(info.query.selector.group_by)
             planning.choose(QueryChoice(info.id, "window-join", ONE_KEY, NAME,
-                                        REASON + planning.through(info)))
+                                        REASON + (AGGREGATES if aggregates else "")
+                                        + planning.through(info)))
