@@ -314,3 +314,38 @@ def test_tails_follow_their_producers_emission(spark: Any) -> None:
     assert outputs == by_runtime(app, events)
     last = [o[1] for o in outputs if o[0] == 16]  # the timer's expired averages, then theirs
     assert last[:24] == ["avg"] * 8 + ["hot"] * 8 + ["hotter"] * 8, last
+
+
+HEADS_ACROSS_PARTITIONS = {
+    # a partition's filter feeding a window outside it, through a stream
+    "out": ("""partition with (k of A) begin
+@info(name='f') from A[v > 0.0] select k, v insert into X;
+end;
+@info(name='w') from X#window.length(3) select k, sum(v) as total insert into O;""", "one"),
+    # a filter outside feeding a partition that splits its output stream
+    "in": ("""@info(name='f') from A[v > 0.0] select k, v * 2 as v insert into X;
+partition with (k of X) begin
+@info(name='w') from X#window.length(2) select k, max(v) as m insert into O;
+end;""", "buckets"),
+    # a time window of a partition (on the group's clock) fed through an inner stream
+    "inner-time": ("""partition with (k of A) begin
+@info(name='f') from A[v > 0.0] select k, v * 2 as v insert into #X;
+@info(name='w') from #X#window.time(1 sec) select k, max(v) as m insert into O;
+end;""", "one"),
+}
+
+
+@pytest.mark.skipif(not JVM, reason="partitioned windows run in eddy's Java operator")
+@pytest.mark.parametrize("name", sorted(HEADS_ACROSS_PARTITIONS))
+def test_filters_feed_windows_across_partitions(name: str, spark: Any) -> None:
+    """A filter feeding a window, one of them in a value partition (null keys among the
+    events): the filter runs in Spark SQL, the window in its operator keyed as planned,
+    and the plan on Spark inserts what the runtime inserts."""
+    from columnar_runs import random_events, replay_equals_runtime
+
+    text, key = HEADS_ACROSS_PARTITIONS[name]
+    analyzed = check("@app:playback\ndefine stream A (k int, v double, s string);\n" + text)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert [(c.query, c.operator, c.key.kind) for c in plan.queries] == \
+        [("f", "spark-sql", "none"), ("w", "jvm-window-aggregate", key)]
+    replay_equals_runtime(analyzed, random_events(3, 300, "A", 4))
