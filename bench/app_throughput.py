@@ -56,6 +56,12 @@ Apps:
 - ``device-bursts``: per device (``partition with (deviceID of TempStream)``), two to five
   readings above 35 degrees and a reading below 25 from the same device within 20 minutes
   (a counting pattern with ``within``);
+- ``room-pair-stats``: per room, the pairs of its last 1,000 readings (of all rooms) and
+  last 100 door readings (a second stream, every other event), counted and averaged: a
+  join of two length windows that aggregates;
+- ``room-breaches``: per room, a door reading above 40 and a reading above 45 in either
+  order, then an alarm reading (three streams, every third event each) less than 20 below
+  it (``every (e1 and e2) -> e3``, a logical pattern);
 - ``device-alerts``: WSO2's partition idiom: per device, the average of its last 10
   readings into an inner stream ``#AvgTempStream``, and a filter of the partition reading it
   into an alert stream.
@@ -229,6 +235,23 @@ select e1[0].deviceID, e1[0].temp as first, e1[last].temp as last, e2.temp as co
 insert into DeviceBurstStream;
 end;
 """,
+    "room-pair-stats": "@app:name('RoomPairStats')\n" + TEMP + """
+define stream DoorStream (deviceID long, roomNo int, temp double);
+@info(name = 'room-pairs') from TempStream#window.length(1000) as t
+join DoorStream#window.length(100) as d on t.roomNo == d.roomNo
+select t.roomNo, count() as pairs, avg(t.temp) as meanTemp group by t.roomNo
+insert into RoomPairStream;
+""",
+    "room-breaches": "@app:name('RoomBreaches')\n" + TEMP + """
+define stream DoorStream (deviceID long, roomNo int, temp double);
+define stream AlarmStream (deviceID long, roomNo int, temp double);
+partition with (roomNo of TempStream, roomNo of DoorStream, roomNo of AlarmStream)
+begin
+    @info(name = 'breach') from every (e1=DoorStream[temp > 40.0] and e2=TempStream[temp > 45.0])
+    -> e3=AlarmStream[temp > e2.temp - 20.0]
+    select e1.deviceID as door, e2.temp, e3.deviceID as alarm insert into BreachStream;
+end;
+""",
     "device-alerts": "@app:name('DeviceAlerts')\n" + TEMP + """
 partition with (deviceID of TempStream)
 begin
@@ -247,7 +270,8 @@ TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-q
                                   "room-alerts": None, "temp-jumps": None,
                                   "rising-rooms": None, "heat-outcomes": None,
                                   "room-bursts": None, "room-swings": None,
-                                  "device-bursts": None, "device-alerts": None}
+                                  "device-bursts": None, "device-alerts": None,
+                                  "room-pair-stats": None, "room-breaches": None}
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
@@ -277,9 +301,12 @@ def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
                          topic_prefix=f"{run}.")
     ahead = BACKLOG * batch_rows if minutes else \
         min(count, warmup * batch_rows) if rate else count
+    inputs = [runner.input_topic(stream) for stream in runner.topics.inputs]
+    assert len(inputs) == 1 or not (rate or minutes), \
+        f"{name}: timed and paced runs feed one input stream"
     with open_bus(bus_url) as bus:
         runner.create_topics(bus)
-        append_events(bus, runner.input_topic("TempStream"), ahead)
+        append_events(bus, inputs, ahead)
     started, began = time.perf_counter(), time.time()
     runner.start()
     try:
@@ -382,11 +409,20 @@ def feed(bus_url: str, topic: str, start: int, count: int, rate: int,
             progress()  # gathers the app's micro-batches while it runs
 
 
-def append_events(bus: Bus, topic: str, count: int) -> None:
-    """The benchmark's ``count`` events (the same ones every run) appended to ``topic``."""
+def append_events(bus: Bus, topics: str | list[str], count: int) -> None:
+    """The benchmark's ``count`` events (the same ones every run) appended to ``topics``
+    (an app's input streams, all of ``TempStream``'s schema): event ``i`` to topic ``i`` mod
+    their number, so each gets an equal share in time order."""
+    topics = [topics] if isinstance(topics, str) else topics
     rng = np.random.default_rng(16)
     for start in range(0, count, CHUNK):
-        bus.append(topic, events(start, min(CHUNK, count - start), rng))
+        table = events(start, min(CHUNK, count - start), rng)
+        if len(topics) == 1:
+            bus.append(topics[0], table)
+            continue
+        share = np.arange(start, start + table.num_rows) % len(topics)
+        for i, topic in enumerate(topics):
+            bus.append(topic, table.filter(pa.array(share == i)))
 
 
 def batch_events(progress: Any) -> int:

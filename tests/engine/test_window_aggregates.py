@@ -157,7 +157,7 @@ def _vectorised_one(query: str, events: list[InputEvent], cuts: list[int],
                 [column(c) for c in spec.group_columns], values, selected)
         emitted = module.process(*args) if clocks is None else \
             sliding_time.process(*args, clock=np.array(clocks[lo:hi], np.int64))
-        columns = output_columns(spec, emitted)
+        columns = output_columns(spec.outputs, emitted)
         for j, row in enumerate(emitted.rows):
             data = []
             for i, out in enumerate(spec.outputs):
