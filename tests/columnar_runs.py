@@ -158,15 +158,17 @@ def pattern_state_rows(analyzed: AnalyzedApp, plan: PatternStates,
 
 
 @st.composite
-def pattern_events(draw: st.DrawFn) -> tuple[list[InputEvent], list[int]]:
-    """Up to 60 events of ``A`` (twice as often) and ``B`` (each ``(k, v, s)``, nulls
-    among them), their times going back in half the draws, and micro-batch sizes: the
-    input of the tests holding a pattern operator against the runtime."""
+def pattern_events(draw: st.DrawFn, streams: str = "AAB"
+                   ) -> tuple[list[InputEvent], list[int]]:
+    """Up to 60 events of ``streams`` (as often as each is named there: ``A`` twice as
+    often as ``B`` by default; each ``(k, v, s)``, nulls among them), their times going
+    back in half the draws, and micro-batch sizes: the input of the tests holding a
+    pattern operator against the runtime."""
     ts, events = 10_000, []
     back = draw(st.booleans())
     for seq in range(draw(st.integers(0, 60))):
         ts += draw(st.integers(-900 if back else 0, 1200))
-        stream = draw(st.sampled_from("AAB"))
+        stream = draw(st.sampled_from(streams))
         k = draw(st.sampled_from([None, 0, 1, 2, 2]))
         v = draw(st.sampled_from([None, -1.0, 0.0, 3.5, 9.0, 20.0]))
         s = draw(st.sampled_from([None, "x", "x", "y"]))

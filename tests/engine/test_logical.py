@@ -26,6 +26,7 @@ from columnar_runs import (
     Output,
     by_operator,
     by_runtime,
+    pattern_events,
     random_events,
     replay_equals_runtime,
     state_rows,
@@ -98,16 +99,8 @@ def run_operator(analyzed: AnalyzedApp, events: Sequence[InputEvent],
 def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]]:
     analyzed = app(draw(st.sampled_from(sorted(QUERIES))), draw(st.sampled_from(["and", "or"])),
                    draw(st.booleans()))
-    ts, events = 10_000, []
-    back = draw(st.booleans())
-    for seq in range(draw(st.integers(0, 60))):
-        ts += draw(st.integers(-900 if back else 0, 1200))
-        stream = draw(st.sampled_from("AABBC"))
-        k = draw(st.sampled_from([None, 0, 1, 2, 2]))
-        v = draw(st.sampled_from([None, -1.0, 0.0, 3.5, 9.0, 20.0]))
-        s = draw(st.sampled_from([None, "x", "x", "y"]))
-        events.append(InputEvent(seq, ts, stream, (k, v, s)))
-    return analyzed, events, draw(st.lists(st.integers(1, 12), max_size=6))
+    events, cuts = draw(pattern_events("AABBC"))
+    return analyzed, events, cuts
 
 
 @settings(max_examples=400, deadline=None)
