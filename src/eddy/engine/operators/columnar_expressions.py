@@ -281,6 +281,16 @@ def take(values: Values, index: Array) -> Values:
     return Values(values.values[index], values.null[index])
 
 
+def take_or_null(values: Values, index: Array) -> Values:
+    """The values at ``index``, null where it is -1 (an outer join's missing side, a
+    logical state's side that took no part)."""
+    missing = index < 0
+    if not missing.any():
+        return take(values, index)
+    padded = concat(values, Values(np.zeros(1, values.values.dtype), np.ones(1, bool)))
+    return take(padded, np.where(missing, len(values.values), index))
+
+
 def concat(a: Values, b: Values) -> Values:
     """``a`` then ``b``."""
     return Values(np.concatenate([a.values, b.values]), np.concatenate([a.null, b.null]))

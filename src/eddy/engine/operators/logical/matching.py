@@ -36,6 +36,7 @@ from eddy.engine.operators.columnar_expressions import (
     evaluate,
     logical_columns,
     output_frame,
+    take_or_null,
     truthy,
 )
 from eddy.engine.operators.followed_by.matching import first_events
@@ -90,7 +91,7 @@ def process(spec: SequenceSpec, waiting: Waiting,
     def state_columns(index: Array, found: Array) -> dict[str, Values]:
         """The columns of matches ``index`` with the rows ``found`` as their ``e3``."""
         picked = {0: matches.first[index], 1: matches.second[index], 2: found}
-        return {name: _at(values, picked[PREFIXES.index(name[0])])
+        return {name: take_or_null(values, picked[PREFIXES.index(name[0])])
                 for name, values in columns.items()}
 
     def accepts(index: Array, at: Array) -> Array:
@@ -170,8 +171,3 @@ def _moved(rows: pd.DataFrame, instance: Array, at: Array) -> Array:
         moved = np.where(earlier >= 0, earlier.astype(np.int64) - size, moved)
     return moved
 
-
-def _at(values: Values, index: Array) -> Values:
-    """``values`` at rows ``index``, null where the index is -1."""
-    safe = np.maximum(index, 0)
-    return Values(values.values[safe], values.null[safe] | (index < 0))

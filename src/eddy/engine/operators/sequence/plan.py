@@ -18,7 +18,7 @@ stay in the per-event runtime.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.operators.followed_by.plan import (
@@ -126,13 +126,12 @@ def chain_plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, within: int 
     if partition is None:
         return None
     try:
-        plan = _plan(analyzed, info, every, within, states, partition)
+        plan = _plan(analyzed, info, every, within, states, partition, logical)
     except (NotColumnar, SemanticError):
         return None
     if plan is not None and not residuals and any(plan.spec.residuals):
         return None
-    return plan if plan is None or logical is None else \
-        replace(plan, spec=replace(plan.spec, logical=logical))
+    return plan
 
 
 def chain_states(state: ast.StateElement) -> tuple[bool, list[ast.StreamStateElement]] | None:
@@ -158,7 +157,7 @@ def chain_states(state: ast.StateElement) -> tuple[bool, list[ast.StreamStateEle
 
 def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, within: int | None,
           states: Sequence[ast.StreamStateElement],
-          partition: dict[str, str]) -> SequencePlan | None:
+          partition: dict[str, str], logical: str | None) -> SequencePlan | None:
     scope = info.scope
     sources = scope.sources
     named = OperatorColumns(sources, PREFIXES[:len(states)])
@@ -185,6 +184,6 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool, within: int | Non
         return None
     spec = SequenceSpec(len(states), every, within, bool(partition),
                         tuple(named.types.items()), tuple(named.physical.items()),
-                        tuple(residuals), selected, order_prefix(analyzed, info))
+                        tuple(residuals), selected, order_prefix(analyzed, info), logical)
     return SequencePlan(info, tuple(s.stream.stream for s in states), tuple(alone),
                         partition, named.attributes, spec)

@@ -71,7 +71,7 @@ def process(spec: WindowJoinSpec, state: Aggregated,
     chosen, position = _chosen(aggregation, seq, expired, codes)
     emitted = Emitted(chosen, joined[TS].to_numpy(np.int64)[chosen], position, sums[chosen],
                       counts[chosen], sizes[chosen],
-                      {name: values.to_numpy()[chosen] for name, values in column.items()},
+                      {name: series.to_numpy()[chosen] for name, series in column.items()},
                       expired[chosen])
     out: dict[str, object] = {SEQ: seq[chosen], TS: emitted.ts,
                               POSITION: position.astype(np.int32)}

@@ -50,6 +50,7 @@ from eddy.engine.operators.columnar_expressions import (
     key_groups,
     output_frame,
     take,
+    take_or_null,
     truthy,
 )
 from eddy.engine.operators.window_join.plan import LEFT, RIGHT, WindowJoinSpec
@@ -354,15 +355,7 @@ def _selected(spec: WindowJoinSpec, found: _Pieces,
     columns: dict[str, Values] = {}
     for s in (0, 1):
         at = found.numbers(s)
-        columns.update({c: _take_or_null(v, at) for c, v in events[s].items()})
+        columns.update({c: take_or_null(v, at) for c, v in events[s].items()})
     return [(evaluate(o.expression, columns, len(found.rows)) if o.expression is not None
              else columns[o.column], o.type) for o in spec.selected]
 
-
-def _take_or_null(values: Values, index: Array) -> Values:
-    """The values at ``index``, null where it is -1."""
-    missing = index < 0
-    if not missing.any():
-        return take(values, index)
-    padded = concat(values, Values(np.zeros(1, values.values.dtype), np.ones(1, bool)))
-    return take(padded, np.where(missing, len(values.values), index))

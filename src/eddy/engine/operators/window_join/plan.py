@@ -165,13 +165,14 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
             continue
         node = compile_columnar(part, analyzed.type_of, column_of)
         residual = node if residual is None else Node("and", AttrType.BOOL, (residual, node))
+    assert isinstance(info.query.output, ast.InsertIntoStream)
     events = info.query.output.event_type
     aggregation = None
     if info.aggregates or info.query.selector.group_by:
-        found = _aggregation(analyzed, info, named)
+        found = _aggregation(analyzed, info, named, events)
         if found is None:
             return None
-        aggregation, selected, events = *found, "all"
+        (aggregation, selected), events = found, "all"  # the expired joins leave the sums
     else:
         plain = named.selection(info, analyzed.type_of)
         if plain is None:
@@ -187,12 +188,12 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, join: ast.JoinInputStream,
                           (filters[0], filters[1]), named.attributes, spec)
 
 
-
-def _aggregation(analyzed: AnalyzedApp, info: QueryInfo, named: OperatorColumns
-                 ) -> tuple[JoinAggregation, tuple[Selected, ...]] | None:
-    """The aggregation of a join that aggregates or groups, and the columns the operator
-    selects for it from each joined event (group keys, the aggregates' arguments and the
-    plain values selected), when the vectorised aggregates compute it, else None."""
+def _aggregation(analyzed: AnalyzedApp, info: QueryInfo, named: OperatorColumns,
+                 events: str) -> tuple[JoinAggregation, tuple[Selected, ...]] | None:
+    """The aggregation of a join that aggregates or groups into ``events``, and the columns
+    the operator selects for it from each joined event (group keys, the aggregates'
+    arguments and the plain values selected), when the vectorised aggregates compute it,
+    else None."""
     selected: list[Selected] = []
     types: dict[str, AttrType] = {}
     by_text: dict[str, str] = {}
@@ -221,7 +222,5 @@ def _aggregation(analyzed: AnalyzedApp, info: QueryInfo, named: OperatorColumns
         if output is None or output.type is not attribute.type:
             return None
         outputs.append(output)
-    event_type = info.query.output.event_type if isinstance(
-        info.query.output, ast.InsertIntoStream) else "current"
-    return JoinAggregation(tuple(groups), tuple(arguments), tuple(outputs), event_type), \
+    return JoinAggregation(tuple(groups), tuple(arguments), tuple(outputs), events), \
         tuple(selected)
