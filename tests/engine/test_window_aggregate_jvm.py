@@ -448,3 +448,73 @@ def assert_runs_in_the_jvm(spark: Any, app: str) -> None:
         plan = compile_group(app, source, layout)._jdf.queryExecution().logical().toString()
     assert "FlatMapGroupsWithState" in plan, plan
     assert "PandasWithState" not in plan, plan
+
+
+SESSION_APP = """@app:playback
+define stream C (user string, site string, dev long, temp double);
+define stream Other (x int);
+@info(name='keyed')
+from C#window.session(500 milliseconds, user)
+select user, sum(dev) as s, count() as n
+group by user
+insert all events into O;
+@info(name='one-session')
+from C[temp > 16.0]#window.session(300 milliseconds)
+select count() as n, avg(temp) as a
+insert all events into P;
+@info(name='late-merges')
+from C#window.session(400 milliseconds, site, 200 milliseconds)
+select site, count() as n, max(temp) as hi
+group by site
+insert all events into Q;
+@info(name='every-expired')
+from C#window.session(500 milliseconds, user, 150 milliseconds)
+select dev, user
+insert expired events into R;
+@info(name='current-by-device')
+from C#window.session(250 milliseconds, site)
+select user, count() as n
+group by user
+having n > 1
+insert into U;
+"""
+SESSION_SCHEMAS = {"C": [["user", "STRING"], ["site", "STRING"], ["dev", "LONG"],
+                         ["temp", "DOUBLE"]], "Other": [["x", "INT"]]}
+
+
+def _session_events(seed: int, count: int) -> list[dict[str, Any]]:
+    """Sessions of ~30 users (more keys than the reference's hash maps start with, so their
+    order is the grown tables'), several closing at the same time (events tied on their
+    timestamp), late events within and beyond a gap, and rows of another stream that only
+    move the clock (and fire the timers)."""
+    rng = random.Random(seed)
+    users = [f"u{i}" for i in range(30)]
+    events: list[dict[str, Any]] = []
+    ts = 1_000
+    for i in range(count):
+        ts += rng.choice((0, 0, 30, 120, 260, 400, 520, 1_500))
+        when = ts - rng.choice((0, 0, 0, 0, 150, 350, 700))
+        if rng.random() < 0.08:
+            events.append({"stream": "Other", "timestamp": when, "data": [i]})
+            continue
+        temp = None if rng.random() < 0.05 else rng.choice((12.0, 17.5, 21.25, 30.0))
+        events.append({"stream": "C", "timestamp": when,
+                       "data": [rng.choice(users[:rng.choice((3, 30))]),
+                                None if rng.random() < 0.05 else rng.choice(("a", "b", "c")),
+                                rng.randint(1, 4), temp]})
+    return events
+
+
+def test_sessions_equal_the_runtime(spark: object) -> None:
+    """``#window.session`` keyed by a string (null too) or not keyed, with and
+    without an allowed latency (late events joining the previous session or merging it
+    with the current one), into current, expired and all events: the Java operator gives
+    the runtime's outputs in its order (sessions closing on one timer by end time, ties in
+    the reference's hash-map order), its sessions carried between micro-batches."""
+    analyzed = check(SESSION_APP)
+    plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
+    assert {c.query: c.operator for c in plan.queries} == dict.fromkeys(
+        ("keyed", "one-session", "late-merges", "every-expired", "current-by-device"),
+        "jvm-window-aggregate")
+    for seed in (3, 4):
+        equals_the_runtime(SESSION_APP, _session_events(seed, 260), SESSION_SCHEMAS)

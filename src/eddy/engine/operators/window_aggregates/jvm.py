@@ -90,12 +90,14 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *([F.col(spec.clock_column).alias("_clock_attribute")] if spec.clock_column else []),
         *([F.col(spec.batch_start).alias("_start_attribute")]
           if isinstance(spec.batch_start, str) else []),
+        *([F.coalesce(F.col(spec.session_key), F.lit("None")).alias("_session_key")]
+          if spec.session_key else []),  # (a null key: the runtime's ``str(None)``)
         *(["_partition"] if value is not None else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch,
     # a delay's releases, a rate limit's)
     one_per_input = spec.events == "current" and spec.window not in HOLDING and \
         spec.rate is None
-    firing = spec.window == "timeBatch"
+    firing = not one_per_input and spec.window in ("timeBatch", "session")
     emission = [] if one_per_input else [
         StructField(POSITION, IntegerType()), StructField(EXPIRED, BooleanType()),
         StructField(TIMER, BooleanType()),
@@ -114,7 +116,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
                               ",".join(f"{plain.index(column)}{'a' if ascending else 'd'}"
                                        for column, ascending in spec.sort_keys),
                               _batch_start(spec.batch_start), value is not None,
-                              _rate(spec.rate),
+                              _rate(spec.rate), spec.session_key is not None,
                               java_schema(spark, output))
     writer = output_writer(plan, one_per_input=one_per_input, firing=firing)
     return writer_frame(DataFrame(computed, spark), writer(F.col))

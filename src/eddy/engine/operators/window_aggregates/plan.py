@@ -10,7 +10,8 @@ tables, named windows and aggregations stay in the runtime; on-demand queries, w
 only those, do not reach the operator). eddy's Java operator also runs
 ``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t [, start])``,
 ``#window.lengthBatch(n)``, ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``,
-``#window.delay(t)`` and queries without a window, a ``timeBatch`` into expired or all
+``#window.delay(t)``, ``#window.session(gap [, key] [, latency])`` (no rate limit) and
+queries without a window, a ``timeBatch`` into expired or all
 events or selecting only plain attributes, and keeps
 ``max``/``min``/``maxForever``/``minForever`` of an int or double, ``stdDev`` of a number,
 ``and``/``or`` of a bool, ``distinctCount`` of a plain attribute, ``sum`` of an int or long
@@ -53,7 +54,8 @@ BATCHES = ("lengthBatch", "timeBatch", "externalTimeBatch")
 """The batch windows: their flushes are emissions, with a reset the selector sees."""
 HOLDING = (*BATCHES, "delay")
 """The windows whose events wait before they count: their outputs are emissions."""
-JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort", "delay")
+JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort", "delay",
+            "session")
 """Windows only eddy's Java operator runs."""
 JVM_WINDOWS = ("time", "length", "timeBatch", "none", *JVM_ONLY)
 """Windows eddy's Java operator runs (one state key; ``none``: no window): :mod:`.jvm`."""
@@ -132,7 +134,8 @@ class WindowSpec:
     ``offset`` and ``limit`` (only in eddy's Java operator); ``sort_keys`` a ``sort``
     window's columns and directions (ascending); ``rate`` its output rate limit (only in
     eddy's Java operator); ``batch_start`` an ``externalTimeBatch``'s start time: a
-    constant, or the column of the first event's that holds it."""
+    constant, or the column of the first event's that holds it; ``session_key`` a keyed
+    ``session`` window's key column (``size``: its allowed latency)."""
 
     window: str
     span: int
@@ -150,6 +153,7 @@ class WindowSpec:
     sort_keys: tuple[tuple[str, bool], ...] = ()
     rate: Rate | None = None
     batch_start: int | str | None = None
+    session_key: str | None = None
 
     @property
     def shared_clock(self) -> bool:
@@ -256,7 +260,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     shape = _window_shape(window, query.output.event_type, column_of, types, jvm)
     if shape is None:
         return None
-    name, span, events, clock_column, size, sort_keys, batch_start = shape
+    name, span, events, clock_column, size, sort_keys, batch_start, _ = shape
     partition = None
     if info.partition is not None:
         partition = _partition(analyzed, info, stream, column_of, types, layout)
@@ -295,17 +299,18 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
         rate = _rate(query.output_rate, schedulers.get(f"limiter:{info.id}", -1))
         if rate is None or not in_jvm or \
                 (info.partition is not None and rate.unit != "events") or \
-                (name in BATCHES and not (aggregates or group_columns)):
+                (name in BATCHES and not (aggregates or group_columns)) or name == "session":
             return None  # (a batch's reset events reach a limiter of every event; a timed
-            # limit in a partition reads the group's clock and timers)
+            # limit in a partition reads the group's clock and timers; a session's expiry
+            # order is the runtime's)
     scheduler = 0
-    if name in ("time", "timeBatch", "timeLength", "delay"):  # the windows with timers
+    if name in ("time", "timeBatch", "timeLength", "delay", "session"):  # windows with timers
         scheduler = schedulers[f"window:{info.id}"]
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,
                       clock_column, partition[0] if partition else None,
                       partition[1] if partition else 0, size, ordering, sort_keys, rate,
-                      batch_start)
+                      batch_start, shape.session_key)
     return WindowPlan(info, stream, tuple(f.expression for f in filters
                                           if isinstance(f, ast.Filter)), spec,
                       derived=tuple(derived.values()))
@@ -314,7 +319,8 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
 class _Shape(NamedTuple):
     """A window an operator runs: ``size`` a ``timeLength``'s events, ``sort_keys`` a
     ``sort``'s attributes (columns) and directions (ascending), ``batch_start`` an
-    ``externalTimeBatch``'s start (a constant or a column)."""
+    ``externalTimeBatch``'s start (a constant or a column), ``session_key`` a keyed
+    ``session``'s key column (``size``: its allowed latency)."""
 
     name: str
     span: int
@@ -323,6 +329,7 @@ class _Shape(NamedTuple):
     size: int = 0
     sort_keys: tuple[tuple[str, bool], ...] = ()
     batch_start: int | str | None = None
+    session_key: str | None = None
 
 
 def _window_shape(window: ast.Window | None, events: str,
@@ -341,6 +348,8 @@ def _window_shape(window: ast.Window | None, events: str,
             return None  # (a window of no time or no events: every event leaves at once)
         assert isinstance(time, int) and isinstance(count, int)
         return _Shape(window.name, time, events, size=count)
+    if window.name == "session":
+        return _session_shape(window, events, column_of, types)
     if window.name == "sort":
         count = constant_value(window.args[0]) if window.args else None
         keys = _sort_keys(window.args[1:], column_of)
@@ -372,6 +381,25 @@ def _window_shape(window: ast.Window | None, events: str,
              and span <= 0):
         return None  # a length(0) window resets the aggregates on every event
     return _Shape(window.name, span, events, clock_column, batch_start=batch_start)
+
+
+def _session_shape(window: ast.Window, events: str,
+                   column_of: Callable[[ast.Expression], str | None],
+                   types: dict[str, AttrType]) -> _Shape | None:
+    """``session(gap [, key [, latency]])``, the key a string attribute."""
+    args = list(window.args)
+    if not 1 <= len(args) <= 3:
+        return None
+    key = column_of(args[1]) if len(args) > 1 else None
+    if len(args) > 1 and (key is None or types[key] is not AttrType.STRING):
+        return None
+    latency = constant_value(args[2]) if len(args) == 3 else 0
+    gap = constant_value(args[0])
+    if not (_positive(gap) and isinstance(latency, int) and not isinstance(latency, bool)
+            and 0 <= latency <= gap):  # (a latency above the gap: the runtime's error)
+        return None
+    assert isinstance(gap, int)
+    return _Shape("session", gap, events, size=latency, session_key=key)
 
 
 def _batch_start(arg: ast.Expression, column_of: Callable[[ast.Expression], str | None],

@@ -121,7 +121,8 @@ def needed_columns(spec: WindowSpec) -> list[str]:
     """The input columns an operator of ``spec`` reads besides the row's own fields."""
     return sorted({*spec.group_columns, *spec.argument_columns, *spec.plain_columns,
                    *([spec.clock_column] if spec.clock_column else []),
-                   *([spec.batch_start] if isinstance(spec.batch_start, str) else [])})
+                   *([spec.batch_start] if isinstance(spec.batch_start, str) else []),
+                   *([spec.session_key] if spec.session_key else [])})
 
 
 def output_writer(plan: WindowPlan, *, one_per_input: bool = False,

@@ -14,7 +14,8 @@ stream — current events, or for ``time``/``length`` also all or expired events
 ``having``, ``order by``, ``limit`` or rate limit; in the Java operator also
 ``#window.externalTime(a, t)``, ``#window.externalTimeBatch(a, t)``,
 ``#window.timeLength(t, n)``, ``#window.sort(n, a, ...)``, ``#window.lengthBatch(n)``,
-``#window.delay(t)`` or no window, a ``timeBatch`` into all or expired events, ``max``/``min``,
+``#window.delay(t)``, ``#window.session(gap [, key [, latency]])`` (no rate limit) or no
+window, a ``timeBatch`` into all or expired events, ``max``/``min``,
 ``maxForever``/``minForever``, ``stdDev``, ``and``/``or``, ``distinctCount``, ``sum`` of
 ints, a ``having`` over the selected attributes and ``order by`` them, ``offset`` and
 ``limit``, and an ``output all|first|last every N events`` rate limit (outside partitions

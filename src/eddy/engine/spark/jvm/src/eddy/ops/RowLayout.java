@@ -77,6 +77,11 @@ final class RowLayout implements Serializable {
         return row.getLong(clockAt);
     }
 
+    /** A keyed {@code session} window's key, as text (after the plain columns). */
+    String sessionKey(Row row) {
+        return row.getString(plainAt() + plains);
+    }
+
     /** An {@code externalTimeBatch}'s start attribute (after the timestamp attribute). */
     Object startAttribute(Row row) {
         return row.get(plainAt() + plains + 1);

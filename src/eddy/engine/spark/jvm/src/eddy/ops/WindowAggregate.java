@@ -21,8 +21,9 @@ import org.apache.spark.sql.types.StructType;
  * A Siddhi {@code #window.time(t)}, {@code #window.length(n)},
  * {@code #window.timeLength(t, n)}, {@code #window.externalTime(a, t)},
  * {@code #window.externalTimeBatch(a, t)}, {@code #window.sort(n, a, ...)},
- * {@code #window.lengthBatch(n)}, {@code #window.timeBatch(t)} or {@code #window.delay(t)}
- * — or no window at all (current events only) — with
+ * {@code #window.lengthBatch(n)}, {@code #window.timeBatch(t)}, {@code #window.delay(t)} or
+ * {@code #window.session(gap [, key] [, latency])} ({@link SessionWindow}) — or no window at
+ * all (current events only) — with
  * {@code avg}/{@code sum}/{@code count()}/{@code max}/{@code min} and the aggregates of
  * {@link KeptAggregate} per group, optionally {@code having} and
  * {@code order by}/{@code offset}/{@code limit} ({@link Ordering}), current, expired or all
@@ -69,11 +70,13 @@ import org.apache.spark.sql.types.StructType;
  * columns, the arguments (doubles, or longs where {@code argumentTypes} says so) and the
  * selected plain columns, in the order the caller declares them, then (an {@code externalTime}
  * window) its timestamp attribute, (an {@code externalTimeBatch} from a start attribute)
- * that attribute, then (in a partition) the partition value. Output:
+ * that attribute, (a keyed {@code session}) its key as text, then (in a partition) the
+ * partition value. Output:
  * {@code _seq}, {@code _ts}, (when expired events are outputs, the window is a batch or a
  * rate limit holds events: {@code _i} the position in its emission, {@code _x} expired,
  * {@code _timer} emitted by a timer, for a {@code timeBatch} {@code _n}: which of the timers
- * due at the row, and for a timed rate limit {@code _r}: the limit's own timer,)
+ * due at the row (a {@code session}'s too), and for a timed rate limit {@code _r}: the
+ * limit's own timer,)
  * then one column per selected attribute ({@code kinds}: {@code v<i>} the i-th selected plain
  * column, {@code c} the count, {@code s<i>}/{@code a<i>}/{@code M<i>}/{@code m<i>} the
  * sum/average/maximum/minimum of argument i, {@code l<i>} the long sum of an integral
@@ -105,6 +108,10 @@ public final class WindowAggregate implements
     private final BatchGrid grid;
     /** {@code sort}: the attributes it sorts by. */
     private final SortKeys sortKeys;
+    /** {@code session}: its gap and latency, or null. */
+    private final SessionWindow session;
+    /** {@code session}: the rows carry a session key (else every event has the default). */
+    private final boolean sessionKeyed;
     /** Each value of a partition (a row's last column; null: a row that only moves the
      *  clock) has a window of its own, all of them on the clock of the rows they see. */
     private final boolean partitioned;
@@ -117,8 +124,10 @@ public final class WindowAggregate implements
 
     private WindowAggregate(WindowKind kind, long span, long size, int groups,
                             String argumentTypes, Selector selector, SortKeys sortKeys,
-                            BatchGrid grid, boolean partitioned) {
+                            BatchGrid grid, boolean partitioned, boolean sessionKeyed) {
         this.grid = grid;
+        this.session = kind == WindowKind.SESSION ? new SessionWindow(span, size) : null;
+        this.sessionKeyed = sessionKeyed;
         this.kind = kind;
         this.partitioned = partitioned;
         this.selector = selector;
@@ -137,7 +146,8 @@ public final class WindowAggregate implements
         }
         this.keepsPlain = selector.expired || selector.selects('u') || kind == WindowKind.SORT;
         this.codec = new WindowState.Codec(groups, layout.arguments, layout.plains, keepsPlain,
-                kind.holds(), longSummed, selector.kinds, selector.indexes, selector.limit);
+                kind.holds(), session != null, longSummed, selector.kinds, selector.indexes,
+                selector.limit);
     }
 
     /**
@@ -145,26 +155,31 @@ public final class WindowAggregate implements
      * {@code argumentTypes} one letter per argument ({@code d} a double, {@code l} an int or
      * long), {@code kinds} as a comma-separated list, {@code events} {@code current},
      * {@code expired} or {@code all}, {@code having} the condition's JSON or empty;
-     * {@code size} a {@code timeLength}'s events; {@code ordering} the {@link Ordering}'s
+     * {@code size} a {@code timeLength}'s events or a {@code session}'s latency;
+     * {@code ordering} the {@link Ordering}'s
      * JSON or empty; {@code partitioned}: the rows end with a partition value (each value
      * its own window); {@code rate} the {@link RateLimit} or empty; {@code batchStart} an
-     * {@code externalTimeBatch}'s {@link BatchGrid} start.
+     * {@code externalTimeBatch}'s {@link BatchGrid} start; {@code sessionKeyed}: the rows
+     * carry a {@code session} window's key as text after the plain columns.
      */
     public static Dataset<Row> apply(Dataset<Row> rows, String window, String events,
                                      long span, long size, int groups, String argumentTypes,
                                      String kinds, String having, String ordering,
                                      String sortKeys, String batchStart, boolean partitioned,
-                                     String rate, StructType output) throws IOException {
+                                     String rate, boolean sessionKeyed, StructType output)
+            throws IOException {
         ObjectMapper json = new ObjectMapper();
         WindowKind kind = WindowKind.named(window);
-        Selector selector = new Selector(items(kinds), events, kind.holds(),
-                kind == WindowKind.TIME_BATCH, groups,
+        // which of a row's due timers emitted an event: a timeBatch's, an emitting session's
+        boolean firing = kind == WindowKind.TIME_BATCH
+                || kind == WindowKind.SESSION && !"current".equals(events);
+        Selector selector = new Selector(items(kinds), events, kind.holds(), firing, groups,
                 having.isEmpty() ? null : Expression.parse(json.readTree(having)),
                 ordering.isEmpty() ? null : Ordering.parse(json.readTree(ordering)), rate,
                 output);
         WindowAggregate step = new WindowAggregate(kind, span, size, groups, argumentTypes,
                 selector, new SortKeys(items(sortKeys)), new BatchGrid(batchStart, span),
-                partitioned);
+                partitioned, sessionKeyed);
         return KeyColumn.grouped(rows, 4)
                 .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
                         Encoders.row(output), GroupStateTimeout.NoTimeout());
@@ -228,6 +243,7 @@ public final class WindowAggregate implements
             case TIME_BATCH -> timeBatchStep(window, chunk, row, ts, out);
             case DELAY -> delayStep(window, chunk, row, ts, late, out);
             case SORT -> sortStep(window, chunk, row, ts, out);
+            case SESSION -> sessionStep(window, chunk, row, ts, late, out);
             default -> {
                 if (selector.expired) {
                     expiringStep(window, chunk, row, ts, late, out);
@@ -422,6 +438,61 @@ public final class WindowAggregate implements
             window.timers.addLast(ts + span);
             window.last = ts;
         }
+    }
+
+    /**
+     * One row of a {@code session} window ({@link SessionWindow}): a row that is not late
+     * fires the due timers in the order they were asked for (a timer due later than one
+     * behind it holds that one back, as the runtime's FIFO does), each its own emission of
+     * the events of the sessions it closes, stamped with their own timestamps; a passing
+     * row then arrives: unless dropped as too late, it enters its group and goes out, with
+     * what it pushed out of a previous session (a latency) as expired events in its chunk.
+     */
+    private void sessionStep(WindowState window, Chunk chunk, Row row, long ts, boolean late,
+                             List<Row> out) {
+        List<WindowState.Entry> expired = new ArrayList<>();
+        int fired = 0;
+        while (!late && !window.timers.isEmpty() && window.timers.peekFirst() <= window.clock) {
+            session.timeout(window.sessions, window.timers.pollFirst(), window.timers, expired);
+            leaveAll(window, chunk, expired);
+            chunk.emitTo(out, true, fired++);
+        }
+        if (!row.getBoolean(3)) {
+            return;
+        }
+        Object[] plain = keepsPlain ? layout.plainValues(row) : null;
+        WindowGroup group = groupOf(window, layout.groupKey(row));
+        double[] values = new double[layout.arguments];
+        long[] longs = new long[layout.arguments];
+        layout.readArguments(row, values, longs);
+        String key = sessionKeyed ? layout.sessionKey(row) : SessionWindow.DEFAULT_KEY;
+        if (!session.arrive(window.sessions, key, new WindowState.Entry(ts, group, values,
+                plain), window.timers, expired)) {
+            if (group.fresh()) {
+                window.groups.remove(group.key);
+            }
+            return;
+        }
+        group.add(values, longs, plain);
+        if (selector.expired) {
+            chunk.select(group, plain, ts, false);
+        } else {
+            emitOwn(chunk, row, group, ts, out);
+        }
+        leaveAll(window, chunk, expired);
+        if (selector.expired) {
+            chunk.emitTo(out, false, 0);
+        }
+    }
+
+    /** {@code expired} leave the window (and are forgotten), each with its own timestamp,
+     *  into {@code chunk}. */
+    private void leaveAll(WindowState window, Chunk chunk, List<WindowState.Entry> expired) {
+        for (WindowState.Entry entry : expired) {
+            remove(window, entry);
+            chunk.select(entry.group, entry.plain, entry.ts, true);
+        }
+        expired.clear();
     }
 
     /** A delay window's waiting events due by the clock go out, into {@code chunk}. */

@@ -20,6 +20,8 @@ enum WindowKind {
     TIME_BATCH("timeBatch"),
     /** {@code delay(t)}: each passing event released {@code t} later as a current event. */
     DELAY("delay"),
+    /** {@code session(gap [, key] [, latency])}: {@link SessionWindow}. */
+    SESSION("session"),
     /** No window: every passing event aggregates and none ever leaves (current events). */
     NONE("none");
 

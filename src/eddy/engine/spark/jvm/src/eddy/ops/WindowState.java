@@ -31,6 +31,8 @@ final class WindowState {
     final List<Pending> pending = new ArrayList<>();
     /** Its query's rate limit state, or null. */
     RateLimit.State limited;
+    /** A {@code session} window's sessions, or null. */
+    Sessions sessions;
 
     /** The windows of a value partition's values (Siddhi gives each value its own) that
      *  one state key holds, and the clock of the rows the key sees. */
@@ -132,6 +134,8 @@ final class WindowState {
         /** Whether the window's events keep their selected plain values. */
         private final boolean plainKept;
         private final boolean batch;
+        /** A {@code session} window: its sessions follow the queue. */
+        private final boolean session;
         private final boolean[] longSummed;
         private final char[] kinds;
         private final int[] indexes;
@@ -139,7 +143,9 @@ final class WindowState {
         private final RateLimit limit;
 
         Codec(int groups, int arguments, int plains, boolean plainKept, boolean batch,
-              boolean[] longSummed, char[] kinds, int[] indexes, RateLimit limit) {
+              boolean session, boolean[] longSummed, char[] kinds, int[] indexes,
+              RateLimit limit) {
+            this.session = session;
             this.limit = limit;
             this.groups = groups;
             this.arguments = arguments;
@@ -155,6 +161,7 @@ final class WindowState {
         WindowState fresh() {
             WindowState window = new WindowState();
             window.limited = limit == null ? null : new RateLimit.State();
+            window.sessions = session ? new Sessions() : null;
             return window;
         }
 
@@ -224,16 +231,10 @@ final class WindowState {
                 }
                 out.writeInt(window.queue.size());
                 for (Entry entry : window.queue) {
-                    out.writeLong(entry.ts);
-                    out.writeInt(numbers.get(entry.group));
-                    for (double value : entry.values) {
-                        out.writeDouble(value);
-                    }
-                    if (plainKept) {
-                        for (Object value : entry.plain) {
-                            StateValues.write(out, value);
-                        }
-                    }
+                    writeEntry(out, entry, numbers);
+                }
+                if (session) {
+                    window.sessions.write(out, entry -> writeEntry(out, entry, numbers));
                 }
                 if (batch) {
                     writePending(out, window.pending);
@@ -245,6 +246,43 @@ final class WindowState {
                 throw new UncheckedIOException(error);
             }
             return bytes.toByteArray();
+        }
+
+        /** An event in the window: its {@code ts}, its group's number, its arguments and
+         *  (when kept) its selected plain values. */
+        private void writeEntry(DataOutputStream out, Entry entry,
+                                Map<WindowGroup, Integer> numbers) throws IOException {
+            out.writeLong(entry.ts);
+            out.writeInt(numbers.get(entry.group));
+            for (double value : entry.values) {
+                out.writeDouble(value);
+            }
+            if (plainKept) {
+                for (Object value : entry.plain) {
+                    StateValues.write(out, value);
+                }
+            }
+        }
+
+        private Entry readEntry(DataInputStream in, List<WindowGroup> numbered) {
+            try {
+                long ts = in.readLong();
+                WindowGroup group = numbered.get(in.readInt());
+                double[] values = new double[arguments];
+                for (int i = 0; i < arguments; i++) {
+                    values[i] = in.readDouble();
+                }
+                Object[] plain = null;
+                if (plainKept) {
+                    plain = new Object[plains];
+                    for (int i = 0; i < plains; i++) {
+                        plain[i] = StateValues.read(in);
+                    }
+                }
+                return new Entry(ts, group, values, plain);
+            } catch (IOException error) {
+                throw new UncheckedIOException(error);
+            }
         }
 
         private void writePending(DataOutputStream out, List<Pending> pending) throws IOException {
@@ -311,20 +349,11 @@ final class WindowState {
                 }
                 int queued = in.readInt();
                 for (int q = 0; q < queued; q++) {
-                    long ts = in.readLong();
-                    WindowGroup group = numbered.get(in.readInt());
-                    double[] values = new double[arguments];
-                    for (int i = 0; i < arguments; i++) {
-                        values[i] = in.readDouble();
-                    }
-                    Object[] plain = null;
-                    if (plainKept) {
-                        plain = new Object[plains];
-                        for (int i = 0; i < plains; i++) {
-                            plain[i] = StateValues.read(in);
-                        }
-                    }
-                    window.queue.addLast(new Entry(ts, group, values, plain));
+                    window.queue.addLast(readEntry(in, numbered));
+                }
+                if (session) {
+                    window.sessions = new Sessions();
+                    window.sessions.read(in, entries -> readEntry(entries, numbered));
                 }
                 if (batch) {
                     readPending(in, window.pending);
