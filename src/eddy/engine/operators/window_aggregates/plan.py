@@ -395,10 +395,9 @@ def _session_shape(window: ast.Window, events: str,
         return None
     latency = constant_value(args[2]) if len(args) == 3 else 0
     gap = constant_value(args[0])
-    if not (_positive(gap) and isinstance(latency, int) and not isinstance(latency, bool)
-            and 0 <= latency <= gap):  # (a latency above the gap: the runtime's error)
-        return None
-    assert isinstance(gap, int)
+    if not (isinstance(gap, int) and _positive(gap) and isinstance(latency, int)
+            and not isinstance(latency, bool) and 0 <= latency <= gap):
+        return None  # (a latency above the gap: the runtime's error)
     return _Shape("session", gap, events, size=latency, session_key=key)
 
 
