@@ -62,6 +62,8 @@ Apps:
 - ``room-breaches``: per room, a door reading above 40 and a reading above 45 in either
   order, then an alarm reading (three streams, every third event each) less than 20 below
   it (``every (e1 and e2) -> e3``, a logical pattern);
+- ``room-silence``: WSO2's heartbeat idiom, a room with no reading for 5 minutes after one
+  (``every e1 -> not S[roomNo == e1.roomNo] for 5 min``, an absent pattern);
 - ``device-alerts``: WSO2's partition idiom: per device, the average of its last 10
   readings into an inner stream ``#AvgTempStream``, and a filter of the partition reading it
   into an alert stream.
@@ -251,6 +253,12 @@ begin
     -> e3=AlarmStream[temp > e2.temp - 20.0]
     select e1.deviceID as door, e2.temp, e3.deviceID as alarm insert into BreachStream;
 end;
+""",
+    "room-silence": "@app:name('RoomSilence')\n" + TEMP + """
+@info(name = 'silent-room') from every e1=TempStream -> not TempStream[roomNo == e1.roomNo]
+    for 5 min
+select e1.roomNo, e1.deviceID as lastDevice, eventTimestamp() as silentAt
+insert into SilentRoomStream;
 """,
     "device-alerts": "@app:name('DeviceAlerts')\n" + TEMP + """
 partition with (deviceID of TempStream)

@@ -120,7 +120,7 @@ def test_split_by_group_writes_the_rows_of_one_key(spark: SparkSession, tmp_path
 
 
 def _splits(analyzed: Any, layout: InputLayout, *, clock: bool, on_demand: bool) -> bool:
-    """Whether the physical planner splits the aggregation step by group (its rule 10.1)."""
+    """Whether the physical planner splits the aggregation step by group (its rule 11.1)."""
     runtime = physical_plan(analyzed, layout, clock=clock, on_demand=on_demand).runtime
     assert runtime is not None and runtime.operator == "aggregation-step"
     return runtime.key.kind == "buckets"

@@ -48,6 +48,8 @@ from eddy.engine.operators.cycle import cycle_part, plan_cycle
 from eddy.engine.operators.followed_by import FollowedByPlan, followed_by_part, plan_followed_by
 from eddy.engine.operators.followed_by.jvm import jvm_followed_by
 from eddy.engine.operators.fused_operator import run_fused
+from eddy.engine.operators.absent import plan_absent
+from eddy.engine.operators.absent.jvm import jvm_absent
 from eddy.engine.operators.logical import logical_part, plan_logical
 from eddy.engine.operators.operator_part import (
     KEY,
@@ -80,7 +82,7 @@ def compile_group(app_text: str, source: DataFrame, layout: InputLayout,
 
     ``on_demand`` keeps the runtime in the plan to answer on-demand queries even when every
     streaming query runs natively; False also promises that no on-demand query comes, which
-    lets an aggregation-only group run split by group (the planner's rule 10.1). ``typed``
+    lets an aggregation-only group run split by group (the planner's rule 11.1). ``typed``
     False puts the values of Spark SQL's outputs in ``_data`` too (real-time mode writes
     ``OUTPUT_SCHEMA`` only; its groups have no other operator).
     """
@@ -112,6 +114,9 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
     frames += [_tailed(analyzed, _jvm_followed_by(analyzed, plan.choice(name), source, layout),
                        [name], tails)
                for name in plan.ids("jvm-followed-by")]
+    frames += [_tailed(analyzed, _jvm_absent(analyzed, plan.choice(name), source, layout),
+                       [name], tails)
+               for name in plan.ids("jvm-absent")]
     names = plan.python_operators()
     parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
              else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
@@ -220,6 +225,15 @@ def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFra
                                            buckets=_buckets(choice)))
 
 
+def _jvm_absent(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
+                layout: InputLayout) -> DataFrame:
+    """The query in eddy's Java absent operator (:mod:`eddy.engine.operators.absent.jvm`)."""
+    pattern = plan_absent(analyzed, [analyzed.query(choice.query)], layout)
+    if pattern is None:
+        raise _disagree(choice)
+    return _in_jvm(choice, jvm_absent(analyzed, pattern, source, layout))
+
+
 def _in_jvm(choice: QueryChoice, frame: DataFrame | None) -> DataFrame:
     if frame is None:
         raise RuntimeError(f"{choice.query}: planned onto {choice.operator} (eddy's Java "
@@ -280,7 +294,7 @@ def _runtime_part(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPlan,
     step = make_aggregation_step(app_text, layout) if vectorised \
         else make_step(app_text, list(ids), layout)
     key: Column
-    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 10.1)
+    if vectorised and plan.runtime.key.kind == "buckets":  # split by group (rule 11.1)
         split = aggregation_split(plan.runtime.key, source, layout)
         source, streams, key = split.source, split.streams, split.key
     else:

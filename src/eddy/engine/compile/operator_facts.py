@@ -16,6 +16,7 @@ from eddy.engine.operators.aggregation_step import aggregations_only
 from eddy.engine.operators.counting.plan import plan_counting
 from eddy.engine.operators.cycle.plan import plan_cycle
 from eddy.engine.operators.followed_by.plan import FollowedByPlan, plan_followed_by
+from eddy.engine.operators.absent.plan import plan_absent
 from eddy.engine.operators.logical.plan import plan_logical
 from eddy.engine.operators.sequence.plan import plan_sequence
 from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate, runs_in_jvm
@@ -77,6 +78,13 @@ class EngineFacts:
         if plan is None or self.spark_sql_problem(analyzed, plan.spark_filters()) is not None:
             return None
         return plan
+
+    def jvm_absent(self, analyzed: AnalyzedApp, info: QueryInfo,
+                   streams: Sequence[str]) -> bool:
+        if bridge_jar() is None:
+            return False
+        plan = plan_absent(analyzed, [info], _layout(analyzed, info, streams))
+        return plan is not None and self.spark_sql_problem(analyzed, plan.spark_filters()) is None
 
     def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
                  streams: Sequence[str]) -> bool:

@@ -104,7 +104,7 @@ def _leading_filters(analyzed: AnalyzedApp, info: QueryInfo, stream: str,
 
 
 def state_key(key: StateKey, source: DataFrame, layout: InputLayout) -> Column:
-    """The runtime's state key: one, or a hash bucket of the partition value (rule 10.2),
+    """The runtime's state key: one, or a hash bucket of the partition value (rule 11.2),
     so that the work spreads over the cores."""
     if key.kind != "buckets":
         return F.lit(0)

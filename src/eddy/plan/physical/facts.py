@@ -45,6 +45,11 @@ class OperatorFacts(Protocol):
         """Whether eddy's Java followed-by runs ``info`` (its classes are built on this
         machine, and the followed-by takes the query)."""
 
+    def jvm_absent(self, analyzed: AnalyzedApp, info: QueryInfo,
+                   streams: Sequence[str]) -> bool:
+        """Whether eddy's Java absent operator runs ``info`` (its classes are built on this
+        machine, and the query has its shape, its filters compiling to Spark SQL)."""
+
     def sequence(self, analyzed: AnalyzedApp, info: QueryInfo,
                  streams: Sequence[str]) -> bool:
         """Whether the vectorised sequence operator builds its kernel for ``info`` (its

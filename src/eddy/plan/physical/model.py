@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 Operator = Literal["spark-sql", "spark-sql-tail", "jvm-window-aggregate", "jvm-followed-by",
-                   "window-aggregate", "followed-by", "window-join", "sequence",
+                   "jvm-absent", "window-aggregate", "followed-by", "window-join", "sequence",
                    "counting", "cycle", "logical", "aggregation-step", "runtime"]
 """``spark-sql``: Catalyst expressions in the JVM (``spark-sql-tail``: over another operator's
-outputs); ``jvm-window-aggregate``, ``jvm-followed-by``: eddy's own Java operators (each a
+outputs); ``jvm-window-aggregate``, ``jvm-followed-by``, ``jvm-absent``: eddy's own Java operators (each a
 stateful operator of its own, no Python); ``window-aggregate``, ``followed-by``,
 ``window-join``, ``sequence``, ``counting``, ``cycle``, ``logical``: vectorised Python
 operators (numpy over a micro-batch); ``aggregation-step``: the runtime's aggregations fed a
@@ -25,6 +25,7 @@ OPERATOR_NAMES: dict[Operator, str] = {
     "spark-sql": "JVM Spark SQL", "spark-sql-tail": "JVM Spark SQL after another operator",
     "jvm-window-aggregate": "JVM window aggregate",
     "jvm-followed-by": "JVM followed-by",
+    "jvm-absent": "JVM absent pattern",
     "window-aggregate": "vectorised window aggregate",
     "followed-by": "vectorised followed-by", "window-join": "vectorised window join",
     "sequence": "vectorised sequence", "counting": "vectorised counting pattern",

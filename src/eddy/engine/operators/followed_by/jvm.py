@@ -16,13 +16,14 @@ Used when the session has eddy's JVM classes (a machine with a JDK): the planner
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-from eddy.engine.operators.columnar_expressions import POSITION
+from eddy.engine.operators.columnar_expressions import POSITION, Node
 from eddy.engine.operators.columnar_operator import partition_key, writer
 from eddy.engine.operators.followed_by.matching import (
     FIRST_EVENT,
@@ -36,6 +37,7 @@ from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.spark.jvm_classes import java_schema, jvm_class
 from eddy.engine.spark.row_layout import SEQ, TS, InputLayout, spark_type
+from eddy.lang.ast import AttrType
 from eddy.lang.semantic import AnalyzedApp
 
 OPERATOR = "eddy.ops.FollowedBy"
@@ -74,19 +76,28 @@ def jvm_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFra
 def operator_spec(spec: FollowedBySpec) -> dict[str, Any]:
     """The Java operator's spec (its class comment): row positions of the columns, the
     first event's kept columns, the keys, the residual and the selection."""
-    position = {column: _COLUMNS_AT + i for i, (column, _) in enumerate(spec.columns)}
+    place, matching = matched_columns(spec.columns, spec.keys, spec.residual, _COLUMNS_AT)
+    return {"within": spec.within, **matching,
+            "selected": [list(place(o.column)) for o in spec.selected]}
+
+
+def matched_columns(columns: Sequence[tuple[str, AttrType]], keys: Sequence[tuple[str, str]],
+                    residual: Node | None, at: int
+                    ) -> tuple[Callable[[str], tuple[int, int]], dict[str, Any]]:
+    """Where a Java pattern operator (its columns from row position ``at``) reads an
+    operator column — ``(0, index among the kept e1 values)`` or ``(1, row position)`` —
+    and its spec's ``firsts`` (the row positions of e1's kept columns), ``keys`` and
+    ``residual``."""
+    position = {column: at + i for i, (column, _) in enumerate(columns)}
     firsts = [c for c in position if c.startswith(FIRST)]
 
     def place(column: str) -> tuple[int, int]:
-        """(0, index among the kept e1 values) or (1, row position)."""
         if column.startswith(FIRST):
             return 0, firsts.index(column)
         return 1, position[column]
 
-    return {"within": spec.within,
-            "firsts": [position[c] for c in firsts],
-            "keys": [[firsts.index(a), position[b]] for a, b in spec.keys],
-            "residual": None if spec.residual is None
-            else expression_json(spec.residual, place),
-            "selected": [list(place(o.column)) for o in spec.selected]}
+    return place, {"firsts": [position[c] for c in firsts],
+                   "keys": [[firsts.index(a), position[b]] for a, b in keys],
+                   "residual": None if residual is None
+                   else expression_json(residual, place)}
 

@@ -208,7 +208,7 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, 
     first_filters = state_filters(first.stream)
     if any(states_read(f, first_scope, sources) - {0} for f in first_filters):
         return None
-    split = [_side(analyzed, named, scope, 1 + j, element) for j, element in enumerate(seconds)]
+    split = [completing_side(analyzed, named, scope, 1 + j, element) for j, element in enumerate(seconds)]
     if None in split:
         return None
     sides = [s for s in split if s is not None]
@@ -227,8 +227,9 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, 
                           right[0][1] if right else ())
 
 
-def _side(analyzed: AnalyzedApp, named: OperatorColumns, scope: Scope, state: int,
-          element: ast.StreamStateElement) -> tuple[Side, tuple[ast.Expression, ...]] | None:
+def completing_side(analyzed: AnalyzedApp, named: OperatorColumns, scope: Scope, state: int,
+                    element: ast.StreamStateElement | ast.AbsentStreamStateElement
+                    ) -> tuple[Side, tuple[ast.Expression, ...]] | None:
     """A completing state's conditions split: ``e1.a == b`` keys and the residual (reading
     ``e1``) for the kernel, and the conjuncts on its own event alone for Spark SQL; None
     when a conjunct reads another completing state or something no state's."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from eddy.plan.physical.rules import (
+    absent,
     counting,
     cycle,
     followed_by,
@@ -18,7 +19,7 @@ from eddy.plan.physical.rules import (
 )
 
 RULES: tuple[ModuleType, ...] = (spark_sql, window_aggregate, followed_by, window_join,
-                                  sequence, counting, cycle, logical, tail, runtime)
+                                  sequence, counting, cycle, logical, absent, tail, runtime)
 """Each module has ``NAME`` and ``apply(planning)``."""
 STATEFUL: tuple[ModuleType, ...] = (window_aggregate, followed_by, window_join, sequence,
                                      counting, cycle, logical)

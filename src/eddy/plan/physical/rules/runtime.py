@@ -1,4 +1,4 @@
-"""Rule 10 — the per-event runtime (or the aggregation step) for everything left.
+"""Rule 11 — the per-event runtime (or the aggregation step) for everything left.
 
 Applies to every query no earlier rule placed, and adds the group's runtime operator also
 when no query is left for it but the app defines aggregations (fed whether queried or
@@ -76,7 +76,7 @@ def _key(planning: Planning, vectorised: bool) -> tuple[StateKey, str]:
 
 
 def _aggregation_split(planning: Planning) -> StateKey | None:
-    """The aggregation split's key (rule 10.1), or None when it does not apply."""
+    """The aggregation split's key (rule 11.1), or None when it does not apply."""
     if planning.sources.on_demand or not planning.sources.clock:
         return None
     definitions = [s.definition for s in planning.analyzed.streams.values()

@@ -1,6 +1,6 @@
-"""Rule 9 — JVM Spark SQL for the stateless queries that read a stateful operator's output.
+"""Rule 10 — JVM Spark SQL for the stateless queries that read a stateful operator's output.
 
-Applies to each query left after rules 1–8 that is a *tail* of a query placed on an operator
+Applies to each query left after rules 1–9 that is a *tail* of a query placed on an operator
 other than the runtime (:meth:`~eddy.plan.physical.planner.Planning.tails`: it only filters
 and projects the stream that query alone fills, in expressions Spark SQL evaluates, and only
 tails read its own output), and to the tails of those in turn.

@@ -89,7 +89,7 @@ public final class FollowedBy implements
     }
 
     /** The ints of a JSON array ({@code part} -1), or part {@code part} of each of its pairs. */
-    private static int[] ints(JsonNode array, int part) {
+    static int[] ints(JsonNode array, int part) {
         int[] values = new int[array.size()];
         for (int i = 0; i < values.length; i++) {
             values[i] = (part < 0 ? array.get(i) : array.get(i).get(part)).asInt();
@@ -262,7 +262,7 @@ public final class FollowedBy implements
      *  equals nothing): the value itself when there is one equality (the seed's
      *  {@code e1.roomNo == roomNo}: a boxed number hashes and compares without a list's
      *  iterators), else the list of them. */
-    private static Object key(int[] positions, IntFunction<Object> read) {
+    static Object key(int[] positions, IntFunction<Object> read) {
         if (positions.length == 1) {
             return Expression.normal(read.apply(positions[0]));
         }

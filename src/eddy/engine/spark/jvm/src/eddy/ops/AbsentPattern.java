@@ -1,0 +1,330 @@
+package eddy.ops;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import eddy.ops.FollowedBy.Instance;
+import eddy.ops.FollowedBy.Match;
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.streaming.GroupStateTimeout;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * {@code [every] e1=S1[f] -> not S2[c] for t} inside the JVM (Spark's
+ * {@code flatMapGroupsWithState}): each {@code e1} waits {@code t} for an {@code S2} event
+ * that {@code c} accepts, and goes out when none came.
+ *
+ * <p>It follows the per-event runtime (the reference's {@code AbsentStreamPreStateProcessor},
+ * ported in {@code eddy.runtime.pattern.absent}) step by step, timers included, because the
+ * firing times decide what goes out when: the absent state's scheduler is a FIFO of times;
+ * every row of the group that is not late ({@code ts >=} the clock) moves the clock and
+ * first fires, in order, each timer at its head that is due. An {@code e1} (an {@code S1}
+ * row passing {@code f}; without {@code every} only the first) joins the new list and asks
+ * for a timer at {@code ts + t} (the state's last time). An {@code S2} row first moves the new
+ * list, sorted by timestamp (stably), to the pending list; one passing {@code c}'s conjuncts
+ * on its own event then kills every pending match of its equality key whose residual
+ * condition holds, each kill asking for a timer at its {@code ts + t}. A timer at {@code T}
+ * moves the new list too, then sends out every pending match with {@code ts + t <= T} in
+ * list order, each its own emission, stamped {@code T}; when it sent none and the last time
+ * is before {@code T}, it asks for another at {@code T + t} (and when the clock is past
+ * {@code T + t}, the last time moves to the clock plus {@code t}).
+ *
+ * <p>While the pending list stays in timestamp order (events in order) the due matches are
+ * its head, so a timer reads only those; otherwise it scans the list, as the runtime does.
+ * Kills go through the pending list indexed by the equality keys ({@link FollowedBy}'s).
+ *
+ * <p>Input row layout (positions): {@code _seq} long, {@code _ts} long, starts a match
+ * (bool), is an {@code S2} event (bool), passes the conditions on its own event (bool), the
+ * state key (int, one key: the scheduler is the query's), then the operator's columns. Spec
+ * (JSON): {@code waiting} (ms), {@code every}, {@code firsts}, {@code keys},
+ * {@code residual} as {@link FollowedBy}'s, {@code selected} ({@code [side, index]}: 0 a
+ * kept {@code e1} value, 2 the emission's timestamp). Output: {@code _seq}, {@code _ts},
+ * {@code _n} which of the row's due timers sent it, {@code _i} its emission among the
+ * timer's, then the selected values.
+ *
+ * <p>State, one binary value: the clock, the last time, whether the first {@code e1} came,
+ * the timers, the pending matches then the new ones.
+ */
+public final class AbsentPattern implements
+        FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row>, Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final long waiting;
+    private final boolean every;
+    private final int[] firsts;
+    private final int[] keyFirst;
+    private final int[] keyRow;
+    private final Expression residual;
+    private final int[] selectedSide;
+    private final int[] selectedIndex;
+
+    private AbsentPattern(JsonNode spec) {
+        this.waiting = spec.get("waiting").asLong();
+        this.every = spec.get("every").asBoolean();
+        this.firsts = FollowedBy.ints(spec.get("firsts"), -1);
+        this.keyFirst = FollowedBy.ints(spec.get("keys"), 0);
+        this.keyRow = FollowedBy.ints(spec.get("keys"), 1);
+        this.residual = Expression.parse(spec.get("residual"));
+        this.selectedSide = FollowedBy.ints(spec.get("selected"), 0);
+        this.selectedIndex = FollowedBy.ints(spec.get("selected"), 1);
+    }
+
+    /** The pattern's outputs of {@code rows} (laid out as the class says) in
+     *  {@code output}'s schema. */
+    public static Dataset<Row> apply(Dataset<Row> rows, String spec, StructType output)
+            throws IOException {
+        AbsentPattern step = new AbsentPattern(new ObjectMapper().readTree(spec));
+        return KeyColumn.grouped(rows, 5)
+                .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
+                        Encoders.row(output), GroupStateTimeout.NoTimeout());
+    }
+
+    /** The absent state between rows. */
+    static final class Waiting {
+        long clock;
+        long lastTime;
+        boolean seeded;
+        final ArrayDeque<Long> timers = new ArrayDeque<>();
+        final Instance matches = new Instance();
+        /** Whether the live pending matches are in timestamp order (none at -1), and the
+         *  timestamp of the last one appended. */
+        boolean ordered = true;
+        long lastAppended = Long.MIN_VALUE;
+    }
+
+    @Override
+    public Iterator<Row> call(Integer key, Iterator<Row> input, GroupState<byte[]> state) {
+        List<Row> rows = new ArrayList<>();
+        input.forEachRemaining(rows::add);
+        rows.sort(Comparator.comparingLong(row -> row.getLong(0)));
+        Waiting waiting = state.exists() ? restore(state.get()) : new Waiting();
+        List<Row> out = new ArrayList<>();
+        for (Row row : rows) {
+            step(waiting, row, out);
+        }
+        state.update(snapshot(waiting));
+        return out.iterator();
+    }
+
+    private void step(Waiting state, Row row, List<Row> out) {
+        long seq = row.getLong(0);
+        long ts = row.getLong(1);
+        if (ts >= state.clock) {
+            state.clock = ts;
+            int fired = 0;
+            while (!state.timers.isEmpty() && state.timers.peekFirst() <= ts) {
+                onTimer(state, state.timers.pollFirst(), seq, fired++, out);
+            }
+        }
+        if (row.getBoolean(3)) {
+            update(state);
+            if (row.getBoolean(4)) {
+                kill(state, row, ts);
+            }
+        }
+        if (row.getBoolean(2) && (every || !state.seeded)) {
+            state.seeded = true;
+            Object[] values = new Object[firsts.length];
+            for (int i = 0; i < firsts.length; i++) {
+                values[i] = row.get(firsts[i]);
+            }
+            Object key = FollowedBy.key(keyFirst, i -> values[i]);
+            state.matches.fresh.add(new Match(seq, ts, values, key));
+            state.lastTime = ts + waiting;
+            state.timers.addLast(state.lastTime);
+        }
+    }
+
+    /** The new list, sorted by timestamp (stably, -1 last), joins the pending list. */
+    private static void update(Waiting state) {
+        Instance matches = state.matches;
+        if (matches.fresh.isEmpty()) {
+            return;
+        }
+        if (matches.pending.size() == matches.done) {
+            state.ordered = true;
+            state.lastAppended = Long.MIN_VALUE;
+        }
+        matches.fresh.sort(Comparator.comparing((Match m) -> m.ts == -1)
+                .thenComparingLong(m -> m.ts));
+        for (Match match : matches.fresh) {
+            state.ordered &= match.ts != -1 && match.ts >= state.lastAppended;
+            state.lastAppended = match.ts;
+            matches.append(match);
+        }
+        matches.fresh.clear();
+    }
+
+    /** An {@code S2} row passing its own conditions kills the matches {@code c} accepts. */
+    private void kill(Waiting state, Row row, long ts) {
+        Instance matches = state.matches;
+        Object rowKey = FollowedBy.key(keyRow, row::get);
+        ArrayDeque<Match> same = rowKey == null ? null : matches.byKey.get(rowKey);
+        if (same == null) {
+            return;
+        }
+        for (Iterator<Match> each = same.iterator(); each.hasNext(); ) {
+            Match match = each.next();
+            if (residual != null && !Expression.truthy(residual.evaluate(match.values, row))) {
+                continue;
+            }
+            each.remove();
+            match.done = true;
+            matches.done += 1;
+            state.lastTime = ts + waiting;
+            state.timers.addLast(state.lastTime);
+        }
+        if (same.isEmpty()) {
+            matches.byKey.remove(rowKey);
+        }
+        matches.compact();
+    }
+
+    /** The timer at {@code time}, the {@code fired}-th due at row {@code seq}. */
+    private void onTimer(Waiting state, long time, long seq, int fired, List<Row> out) {
+        update(state);
+        Instance matches = state.matches;
+        List<Match> passed = new ArrayList<>();
+        for (Match match : matches.pending) {
+            if (match.done) {
+                continue;
+            }
+            if (match.ts == -1 ? time >= state.lastTime : time >= match.ts + waiting) {
+                passed.add(match);
+            } else if (state.ordered) {
+                break;  // the rest are later still
+            }
+        }
+        for (Match match : passed) {
+            match.done = true;
+            matches.done += 1;
+            if (match.key != null) {
+                ArrayDeque<Match> same = matches.byKey.get(match.key);
+                if (same.peekFirst() == match) {
+                    same.pollFirst();
+                } else {
+                    same.remove(match);
+                }
+                if (same.isEmpty()) {
+                    matches.byKey.remove(match.key);
+                }
+            }
+        }
+        while (!matches.pending.isEmpty() && matches.pending.peekFirst().done) {
+            matches.pending.pollFirst();
+            matches.done -= 1;
+        }
+        matches.compact();
+        int emission = 0;
+        for (Match match : passed) {
+            Object[] emitted = new Object[4 + selectedSide.length];
+            emitted[0] = seq;
+            emitted[1] = time;
+            emitted[2] = fired;
+            emitted[3] = emission++;
+            for (int i = 0; i < selectedSide.length; i++) {
+                Object value = selectedSide[i] == 2 ? (Object) time
+                        : match.values[selectedIndex[i]];
+                emitted[4 + i] = value instanceof Double && ((Double) value).isNaN()
+                        ? null : value;
+            }
+            out.add(RowFactory.create(emitted));
+        }
+        if (state.clock > waiting + time) {
+            state.lastTime = state.clock + waiting;
+        }
+        if (passed.isEmpty() && state.lastTime < time) {
+            state.lastTime = time + waiting;
+            state.timers.addLast(state.lastTime);
+        }
+    }
+
+    // -- state ---------------------------------------------------------------------------
+
+    private byte[] snapshot(Waiting state) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeLong(state.clock);
+            out.writeLong(state.lastTime);
+            out.writeBoolean(state.seeded);
+            out.writeInt(state.timers.size());
+            for (long due : state.timers) {
+                out.writeLong(due);
+            }
+            Instance matches = state.matches;
+            out.writeInt(matches.pending.size() - matches.done);
+            for (Match match : matches.pending) {
+                if (!match.done) {
+                    writeMatch(out, match);
+                }
+            }
+            out.writeInt(matches.fresh.size());
+            for (Match match : matches.fresh) {
+                writeMatch(out, match);
+            }
+        } catch (IOException error) {
+            throw new UncheckedIOException(error);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static void writeMatch(DataOutputStream out, Match match) throws IOException {
+        out.writeLong(match.seq);
+        out.writeLong(match.ts);
+        for (Object value : match.values) {
+            StateValues.write(out, value);
+        }
+    }
+
+    private Waiting restore(byte[] bytes) {
+        Waiting state = new Waiting();
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            state.clock = in.readLong();
+            state.lastTime = in.readLong();
+            state.seeded = in.readBoolean();
+            for (int t = in.readInt(); t > 0; t--) {
+                state.timers.addLast(in.readLong());
+            }
+            for (int p = in.readInt(); p > 0; p--) {
+                Match match = readMatch(in);
+                state.ordered &= match.ts != -1 && match.ts >= state.lastAppended;
+                state.lastAppended = match.ts;
+                state.matches.append(match);
+            }
+            for (int f = in.readInt(); f > 0; f--) {
+                state.matches.fresh.add(readMatch(in));
+            }
+        } catch (IOException error) {
+            throw new UncheckedIOException(error);
+        }
+        return state;
+    }
+
+    private Match readMatch(DataInputStream in) throws IOException {
+        long seq = in.readLong();
+        long ts = in.readLong();
+        Object[] values = new Object[firsts.length];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = StateValues.read(in);
+        }
+        return new Match(seq, ts, values, FollowedBy.key(keyFirst, i -> values[i]));
+    }
+}
