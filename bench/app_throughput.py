@@ -62,6 +62,8 @@ Apps:
 - ``room-breaches``: per room, a door reading above 40 and a reading above 45 in either
   order, then an alarm reading (three streams, every third event each) less than 20 below
   it (``every (e1 and e2) -> e3``, a logical pattern);
+- ``hot-spells``: spells of readings above 50 degrees, each over once none came for 10
+  seconds (``#window.session``): its readings, peak and mean as they arrive and leave;
 - ``room-silence``: WSO2's heartbeat idiom, a room with no reading for 5 minutes after one
   (``every e1 -> not S[roomNo == e1.roomNo] for 5 min``, an absent pattern);
 - ``device-alerts``: WSO2's partition idiom: per device, the average of its last 10
@@ -254,6 +256,11 @@ begin
     select e1.deviceID as door, e2.temp, e3.deviceID as alarm insert into BreachStream;
 end;
 """,
+    "hot-spells": "@app:name('HotSpells')\n" + TEMP + """
+@info(name = 'hot-spell') from TempStream[temp > 50.0]#window.session(10 sec)
+select count() as readings, max(temp) as peak, avg(temp) as meanTemp
+insert all events into HotSpellStream;
+""",
     "room-silence": "@app:name('RoomSilence')\n" + TEMP + """
 @info(name = 'silent-room') from every e1=TempStream -> not TempStream[roomNo == e1.roomNo]
     for 5 min
@@ -270,16 +277,8 @@ begin
 end;
 """,
 }
-TARGETS: dict[str, int | None] = {"seed": 250_000, "seed-query-1": None, "seed-query-2": None,
-                                  "two-windows": 400_000, "filtered-window": 500_000,
-                                  "hot-rooms": None, "device-totals": None,
-                                  "minute-batches": None, "room-partitions": None,
-                                  "room-dashboard": None, "with-a-table": None,
-                                  "room-alerts": None, "temp-jumps": None,
-                                  "rising-rooms": None, "heat-outcomes": None,
-                                  "room-bursts": None, "room-swings": None,
-                                  "device-bursts": None, "device-alerts": None,
-                                  "room-pair-stats": None, "room-breaches": None}
+TARGETS = {"seed": 250_000, "two-windows": 400_000, "filtered-window": 500_000}
+"""The issue's targets (ev/s on this 2-core machine); the other apps have none."""
 CHUNK = 100_000
 BACKLOG = 4
 """Micro-batches of events kept ahead of the app in a timed run (``--minutes``)."""
@@ -336,7 +335,7 @@ def run_app(name: str, count: int, batch_rows: int, warmup: int, bus_url: str,
                      if started_at(p) < began + warmup_minutes * 60)
     analyzed = check(app)
     plan = physical_plan(analyzed, input_layout(analyzed), clock=False)
-    return {"app": name, **rates(progress, warmup, count, wall), "target": TARGETS[name],
+    return {"app": name, **rates(progress, warmup, count, wall), "target": TARGETS.get(name),
             "plan": [c.describe() for c in plan.queries],
             "outputs": {o.stream: o.topic for o in runner.topics.outputs}}
 
