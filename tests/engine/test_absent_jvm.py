@@ -7,8 +7,10 @@ the patterns do not read that still moves the clock — through ``eddy.replay`` 
 micro-batches of 40 and all (so its state is written and read back between batches), for
 ``[every] e1=S1[f] -> not S2[c] for t`` over one stream (WSO2's heartbeat) or two, with
 integral, string and no equality keys, residual conditions reading ``e1``, conjuncts on
-the absent stream's own event, ``eventTimestamp()`` selected, without ``every``, beside a
-window in eddy's other Java operator whose timers fire at the same rows. The outputs must
+the absent stream's own event, ``eventTimestamp()`` selected, without ``every``, in value
+partitions (each value's timers on the partition's keyed scheduler; null values reaching
+no instance), beside a window in eddy's other Java operator whose timers fire at the same
+rows. The outputs must
 equal the runtime's, event for event and in order; the plan must be the JVM's.
 """
 
@@ -47,6 +49,16 @@ select e1.k, eventTimestamp() as at, e1.v insert into O;""",
     "first-only": """@info(name='q')
 from e1=A[k == 2] -> not C[x < 0] for 1 sec
 select eventTimestamp() as t, e1.v insert into O;""",
+    "partitioned-heartbeat": """partition with (k of A) begin
+@info(name='q')
+from every e1=A -> not A[v > e1.v] for 300 milliseconds
+select e1.k, e1.v, eventTimestamp() as at insert into O;
+end;""",
+    "partitioned-two-streams": """partition with (k of A, k of B) begin
+@info(name='q')
+from every e1=A[v > 0] -> not B[n != 7] for 500 milliseconds
+select e1.s, e1.n, eventTimestamp() as at insert into O;
+end;""",
     "integral-keys-beside-a-window": """@info(name='q')
 from every e1=B -> not A[k == e1.k and (e1.n / 2) > n] for 700 milliseconds
 select e1.k, e1.n, eventTimestamp() as at insert into O;
@@ -104,8 +116,8 @@ def test_the_pattern_runs_in_the_jvm(spark: Any) -> None:
     # selecting what is not e1's, a function the operator does not evaluate in its filter
     "from every e1=A -> not B for 1 sec select e1.k, currentTimeMillis() as t "
     "insert into O;",
-    "partition with (k of A) begin from every e1=A -> not A for 1 sec "
-    "select e1.k insert into O; end;",
+    "partition with (k < 2 as 'low' or k >= 2 as 'high' of A) begin "
+    "from every e1=A -> not A for 1 sec select e1.k insert into O; end;",
 ])
 def test_other_shapes_stay_in_the_runtime(query: str) -> None:
     analyzed = check(STREAMS + query)
@@ -116,16 +128,23 @@ def test_other_shapes_stay_in_the_runtime(query: str) -> None:
 TIMERS_APP = STREAMS + """@info(name='q')
 from every e1=A -> not B[k == e1.k] for 1 sec
 select e1.k, eventTimestamp() as at insert into O;
+partition with (k of A) begin
+@info(name='p')
+from every e1=A -> not A[v > 10.0] for 1 sec
+select e1.k, eventTimestamp() as at insert into P;
+end;
 @info(name='after') from O select k insert into Z;
+@info(name='after-keyed') from P select k insert into Z;
 @info(name='beside') from C select x as k insert into Z;
 """
 
 
 def _scenarios() -> list[dict[str, Any]]:
-    """Three runs of rows, 100 s apart, each where the runtime's timers decide when a match
-    goes out: a late match's timer held back in the FIFO behind a kill's, then behind a
-    re-armed timer; and a match due before the clock whose timer no late row fires (``Z``
-    interleaves the outputs with ``C``'s rows, so the row that sends it shows)."""
+    """Runs of rows, 100 s apart, each where the runtime's timers decide when a match goes
+    out: a late match's timer held back in the FIFO behind a kill's, then behind a re-armed
+    timer; a match due before the clock whose timer no late row fires (``Z`` interleaves
+    the outputs with ``C``'s rows, so the row that sends it shows); and keys of a partition
+    whose timers fall due together (``P``, into ``Z`` too)."""
     def row(stream: str, ts: int, data: list[Any]) -> dict[str, Any]:
         return {"stream": stream, "timestamp": ts, "data": data}
 
@@ -143,7 +162,11 @@ def _scenarios() -> list[dict[str, Any]]:
     rearm_blocks = [a(110_000, 1), b(109_000, 1), c(111_000), a(110_500, 2), c(111_600),
                     c(112_100)]
     late_rows = [a(210_000, 1), c(212_000), a(210_500, 2), c(211_600), c(212_500)]
-    return kill_blocks + rearm_blocks + late_rows
+    # two keys due at the same time: the reference fires one key per time, the other at
+    # the clock's next move
+    same_time = [a(310_000, 3), a(310_000, 4), a(310_000, 5), c(311_500), c(311_600),
+                 c(311_700)]
+    return kill_blocks + rearm_blocks + late_rows + same_time
 
 
 def test_timers_fire_in_the_runtimes_order(spark: object) -> None:

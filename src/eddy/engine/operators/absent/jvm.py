@@ -5,7 +5,8 @@ state's timers fire on the group's clock, which any row moves (a heartbeat that 
 noticed on the next event of any stream). ``f`` and the conjuncts of ``c`` on the ``S2``
 event alone are evaluated here in Spark SQL; the rest of ``c`` (a JSON
 :class:`~eddy.engine.operators.columnar_expressions.Node` tree) and the keys in the JVM. One
-state key: the scheduler, and so the order in which timers send matches, is the query's.
+state key: the scheduler, and so the order in which timers send matches, is the query's (a
+partition's too: its keys' timers fire in the order of one map of them).
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 from eddy.engine.compile.native_queries import spark_compiler
 from eddy.engine.operators.absent.plan import EMITTED_AT, AbsentPlan, AbsentSpec
 from eddy.engine.operators.columnar_expressions import POSITION
-from eddy.engine.operators.columnar_operator import attribute_column, filter_condition
+from eddy.engine.operators.columnar_operator import (
+    attribute_column,
+    filter_condition,
+    partition_value,
+)
 from eddy.engine.operators.followed_by.jvm import matched_columns
 from eddy.engine.operators.operator_part import head_columns, value_columns, writer_frame
 from eddy.engine.operators.window_aggregates.spark import FIRING
@@ -30,7 +35,8 @@ from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp
 
 OPERATOR = "eddy.ops.AbsentPattern"
-_COLUMNS_AT = 6
+_COLUMNS_AT = 7
+ON_KEY = "_k"  # which of its key's timers sent an output (a partition's keyed scheduler)
 """Where the operator's columns start in its input rows (see the Java class comment)."""
 
 
@@ -50,18 +56,23 @@ def jvm_absent(analyzed: AnalyzedApp, plan: AbsentPlan, source: DataFrame,
         SEQ, TS, starts.alias("_starts"), absent.alias("_absent"),
         (absent & _condition(analyzed, plan, layout)).alias("_absent_passes"),
         F.lit(0).alias("_key"),
+        (partition_value(layout, plan.partition_attributes).cast("string")
+         if spec.partitioned else F.lit(None).cast("string")).alias("_partition"),
         *(attribute_column(layout, *plan.attributes[physical[c]]).alias(f"c{i}")
           for i, (c, _) in enumerate(spec.columns)))
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType()),
                          StructField(FIRING, IntegerType()),
+                         StructField(ON_KEY, IntegerType()),
                          StructField(POSITION, IntegerType())] +
                         [StructField(f"o{i}", spark_type(o.type))
                          for i, o in enumerate(spec.selected)])
     spark = source.sparkSession
     computed = DataFrame(operator.apply(laid_out._jdf, json.dumps(operator_spec(spec)),
                                         java_schema(spark, output)), spark)
-    order = F.array(F.lit(0), F.lit(spec.scheduler), F.col(FIRING), F.col(POSITION),
-                    F.lit(0), F.lit(0))  # the runtime's path of a timer's emission
+    # the runtime's path of a timer's emission (a keyed timer's: its place in its key's)
+    order = F.array(F.lit(0), F.lit(spec.scheduler), F.col(FIRING),
+                    *([F.col(ON_KEY)] if spec.partitioned else []), F.col(POSITION),
+                    F.lit(0), F.lit(0))
     return writer_frame(computed, {
         **head_columns(F.col(SEQ), order, F.col(TS), info.id, info.target, F.lit(False)),
         **value_columns([(F.col(f"o{i}"), ast.Attribute(o.name, o.type))
@@ -84,6 +95,7 @@ def _condition(analyzed: AnalyzedApp, plan: AbsentPlan, layout: InputLayout) -> 
 def operator_spec(spec: AbsentSpec) -> dict[str, Any]:
     """The Java operator's spec (its class comment)."""
     place, matching = matched_columns(spec.columns, spec.keys, spec.residual, _COLUMNS_AT)
-    return {"waiting": spec.waiting, "every": spec.every, **matching,
+    return {"waiting": spec.waiting, "every": spec.every, "partitioned": spec.partitioned,
+            **matching,
             "selected": [[2, 0] if o.side == EMITTED_AT else list(place(o.column))
                          for o in spec.selected]}

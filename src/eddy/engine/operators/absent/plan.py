@@ -4,8 +4,9 @@ The shape is WSO2's heartbeat idiom::
 
     from every e1=S1[f] -> not S2[c] for t select <e1's attributes, eventTimestamp()> insert into Out;
 
-(or without ``every``: the first ``e1`` only), outside partitions, without ``within``, both
-streams inputs of the group. ``f`` reads ``e1`` alone and runs in Spark SQL; ``c`` is split
+(or without ``every``: the first ``e1`` only), without ``within``, both streams inputs of the
+group, optionally the only query of a value partition by plain attributes of them (each
+value its own instance, on the partition's keyed timers). ``f`` reads ``e1`` alone and runs in Spark SQL; ``c`` is split
 as the followed-by splits its completing state's condition: ``e1.a == b`` equalities
 become the key the pending matches are indexed by, conjuncts on the ``S2`` event alone run
 in Spark SQL, the rest (reading ``e1``) in the operator. The selection is ``e1``'s plain
@@ -25,6 +26,7 @@ from eddy.engine.operators.followed_by.plan import (
     SECOND,
     completing_side,
     filtered_only,
+    partition_of,
     per_match_query,
     state_filters,
     states_read,
@@ -48,10 +50,12 @@ class AbsentSpec:
     ``physical`` as the followed-by's (``a<i>`` of ``e1``, ``b<i>`` of the ``S2`` event),
     ``keys`` and ``residual`` the split of ``c``, ``selected`` the outputs (side
     :data:`EMITTED_AT`: ``eventTimestamp()``), ``scheduler`` the absent state's scheduler
-    number in the app (its timers' place in the outputs' order)."""
+    number in the app (its timers' place in the outputs' order), ``partitioned`` whether
+    each value of a partition has its own instance."""
 
     waiting: int
     every: bool
+    partitioned: bool
     columns: tuple[tuple[str, AttrType], ...]
     physical: tuple[tuple[str, str], ...]
     keys: tuple[tuple[str, str], ...]
@@ -72,6 +76,7 @@ class AbsentPlan:
     second_filters: tuple[ast.Expression, ...]
     second_scope: Scope
     attributes: dict[str, tuple[str, str]]
+    partition_attributes: dict[str, str]
     spec: AbsentSpec
 
     def spark_filters(self) -> tuple[ast.Expression, ...]:
@@ -89,7 +94,7 @@ def plan_absent(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     info, stream = found
     state = stream.state
     if not (isinstance(state, ast.NextStateElement) and stream.within is None
-            and info.partition is None and len(info.scope.sources) == 1):
+            and len(info.scope.sources) == 1):
         return None
     first, absent = state.element, state.next
     every = isinstance(first, ast.EveryStateElement)
@@ -101,7 +106,8 @@ def plan_absent(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             filtered_only(first.stream) and filtered_only(absent.stream)):
         return None
     streams = {first.stream.stream, absent.stream.stream}
-    if not streams <= set(dict(layout.streams)):
+    partition = partition_of(analyzed, info, streams)
+    if partition is None or not streams <= set(dict(layout.streams)):
         return None
     from eddy.runtime.group import scheduler_order
 
@@ -109,14 +115,14 @@ def plan_absent(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if scheduler is None:
         return None
     try:
-        return _plan(analyzed, info, every, first, absent, scheduler)
+        return _plan(analyzed, info, every, first, absent, scheduler, partition)
     except (NotColumnar, SemanticError):
         return None
 
 
 def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool,
           first: ast.StreamStateElement, absent: ast.AbsentStreamStateElement,
-          scheduler: int) -> AbsentPlan | None:
+          scheduler: int, partition: dict[str, str]) -> AbsentPlan | None:
     # the absent state is no source of the query's scope: its filter sees its stream
     scope = Scope((*info.scope.sources,
                    source_of(analyzed.streams[absent.stream.stream], frozenset())))
@@ -131,11 +137,13 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool,
         return None
     side, alone = split
     assert absent.waiting_time is not None
-    spec = AbsentSpec(absent.waiting_time.millis, every, tuple(named.types.items()),
+    spec = AbsentSpec(absent.waiting_time.millis, every, bool(partition),
+                      tuple(named.types.items()),
                       tuple(named.physical.items()), side.keys, side.residual, selected,
                       scheduler)
     return AbsentPlan(info, first.stream.stream, absent.stream.stream, tuple(first_filters),
-                      alone, scope.with_current(scope.sources[1]), named.attributes, spec)
+                      alone, scope.with_current(scope.sources[1]), named.attributes,
+                      partition, spec)
 
 
 def _selection(info: QueryInfo, named: OperatorColumns) -> tuple[Selected, ...] | None:
