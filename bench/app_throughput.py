@@ -66,6 +66,8 @@ Apps:
   seconds (``#window.session``): its readings, peak and mean as they arrive and leave;
 - ``room-silence``: WSO2's heartbeat idiom, a room with no reading for 5 minutes after one
   (``every e1 -> not S[roomNo == e1.roomNo] for 5 min``, an absent pattern);
+- ``silent-partitions``: the same per room as WSO2 writes it, in a value partition (each
+  room its own pattern and timers);
 - ``device-alerts``: WSO2's partition idiom: per device, the average of its last 10
   readings into an inner stream ``#AvgTempStream``, and a filter of the partition reading it
   into an alert stream.
@@ -266,6 +268,14 @@ insert all events into HotSpellStream;
     for 5 min
 select e1.roomNo, e1.deviceID as lastDevice, eventTimestamp() as silentAt
 insert into SilentRoomStream;
+""",
+    "silent-partitions": "@app:name('SilentPartitions')\n" + TEMP + """
+partition with (roomNo of TempStream)
+begin
+    @info(name = 'silent-room') from every e1=TempStream -> not TempStream for 5 min
+    select e1.roomNo, e1.deviceID as lastDevice, eventTimestamp() as silentAt
+    insert into SilentRoomStream;
+end;
 """,
     "device-alerts": "@app:name('DeviceAlerts')\n" + TEMP + """
 partition with (deviceID of TempStream)

@@ -424,30 +424,12 @@ public final class AbsentPattern implements
                 for (long due : state.timers) {
                     out.writeLong(due);
                 }
-                Instance matches = state.matches;
-                out.writeInt(matches.pending.size() - matches.done);
-                for (Match match : matches.pending) {
-                    if (!match.done) {
-                        writeMatch(out, match);
-                    }
-                }
-                out.writeInt(matches.fresh.size());
-                for (Match match : matches.fresh) {
-                    writeMatch(out, match);
-                }
+                FollowedBy.writeMatches(out, state.matches);
             }
         } catch (IOException error) {
             throw new UncheckedIOException(error);
         }
         return bytes.toByteArray();
-    }
-
-    private static void writeMatch(DataOutputStream out, Match match) throws IOException {
-        out.writeLong(match.seq);
-        out.writeLong(match.ts);
-        for (Object value : match.values) {
-            StateValues.write(out, value);
-        }
     }
 
     private State restore(byte[] bytes) {
@@ -474,28 +456,18 @@ public final class AbsentPattern implements
                             t -> new HashSet<>()).add(key);
                 }
                 for (int p = in.readInt(); p > 0; p--) {
-                    Match match = readMatch(in);
+                    Match match = FollowedBy.readMatch(in, firsts.length, keyFirst);
                     state.ordered &= match.ts != -1 && match.ts >= state.lastAppended;
                     state.lastAppended = match.ts;
                     state.matches.append(match);
                 }
                 for (int f = in.readInt(); f > 0; f--) {
-                    state.matches.fresh.add(readMatch(in));
+                    state.matches.fresh.add(FollowedBy.readMatch(in, firsts.length, keyFirst));
                 }
             }
         } catch (IOException error) {
             throw new UncheckedIOException(error);
         }
         return pattern;
-    }
-
-    private Match readMatch(DataInputStream in) throws IOException {
-        long seq = in.readLong();
-        long ts = in.readLong();
-        Object[] values = new Object[firsts.length];
-        for (int i = 0; i < values.length; i++) {
-            values[i] = StateValues.read(in);
-        }
-        return new Match(seq, ts, values, FollowedBy.key(keyFirst, i -> values[i]));
     }
 }

@@ -284,22 +284,26 @@ public final class FollowedBy implements
             out.writeInt(instances.size());
             for (Map.Entry<Object, Instance> entry : instances.entrySet()) {
                 StateValues.write(out, entry.getKey());
-                Instance instance = entry.getValue();
-                out.writeInt(instance.pending.size() - instance.done);
-                for (Match match : instance.pending) {
-                    if (!match.done) {
-                        writeMatch(out, match);
-                    }
-                }
-                out.writeInt(instance.fresh.size());
-                for (Match match : instance.fresh) {
-                    writeMatch(out, match);
-                }
+                writeMatches(out, entry.getValue());
             }
         } catch (IOException error) {
             throw new UncheckedIOException(error);
         }
         return bytes.toByteArray();
+    }
+
+    /** An instance's live pending matches, then its new ones. */
+    static void writeMatches(DataOutputStream out, Instance instance) throws IOException {
+        out.writeInt(instance.pending.size() - instance.done);
+        for (Match match : instance.pending) {
+            if (!match.done) {
+                writeMatch(out, match);
+            }
+        }
+        out.writeInt(instance.fresh.size());
+        for (Match match : instance.fresh) {
+            writeMatch(out, match);
+        }
     }
 
     private static void writeMatch(DataOutputStream out, Match match) throws IOException {
@@ -330,12 +334,18 @@ public final class FollowedBy implements
     }
 
     private Match readMatch(DataInputStream in) throws IOException {
+        return readMatch(in, firsts.length, keyFirst);
+    }
+
+    /** A match written by {@link #writeMatch}: {@code kept} values of {@code e1}, keyed at
+     *  {@code keyFirst}. */
+    static Match readMatch(DataInputStream in, int kept, int[] keyFirst) throws IOException {
         long seq = in.readLong();
         long ts = in.readLong();
-        Object[] values = new Object[firsts.length];
+        Object[] values = new Object[kept];
         for (int i = 0; i < values.length; i++) {
             values[i] = StateValues.read(in);
         }
-        return new Match(seq, ts, values, firstKey(values));
+        return new Match(seq, ts, values, key(keyFirst, i -> values[i]));
     }
 }
