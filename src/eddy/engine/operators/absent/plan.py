@@ -138,9 +138,8 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, every: bool,
     side, alone = split
     assert absent.waiting_time is not None
     spec = AbsentSpec(absent.waiting_time.millis, every, bool(partition),
-                      tuple(named.types.items()),
-                      tuple(named.physical.items()), side.keys, side.residual, selected,
-                      scheduler)
+                      tuple(named.types.items()), tuple(named.physical.items()), side.keys,
+                      side.residual, selected, scheduler)
     return AbsentPlan(info, first.stream.stream, absent.stream.stream, tuple(first_filters),
                       alone, scope.with_current(scope.sources[1]), named.attributes,
                       partition, spec)
