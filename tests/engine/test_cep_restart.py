@@ -32,10 +32,12 @@ from eddy.engine.run.group_topics import output_events
 # outer window join, a table updated and read through a join by three streams, and a value
 # partition (its runtime split over Spark state keys by partition value); and the seed's
 # pattern, which runs in the followed-by operator (eddy's Java one where a JDK built it; its
-# pending matches are state).
+# pending matches are state); a heartbeat's absent pattern and a keyed session window, in
+# eddy's Java operators where a JDK built them (their timers and sessions are state).
 CASE_NAMES = ("pattern_count_2_to_5_within", "join_left_outer", "table_update_expression",
-              "partition_value_length_window", "pattern_seed_query2_temp_rise")
-CASES = {c.name: c for c in load_cases(["pattern", "join", "table", "partition"])
+              "partition_value_length_window", "pattern_seed_query2_temp_rise",
+              "pattern_absent_heartbeat", "window_session_keyed_sum")
+CASES = {c.name: c for c in load_cases(["pattern", "join", "table", "partition", "window"])
          if c.name in CASE_NAMES}
 
 def run_with_restart(case: Case, spark: Any, work: Path, cut: int | None,

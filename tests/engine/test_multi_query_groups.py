@@ -73,7 +73,8 @@ select roomNo, distinctCount(deviceID) as devices group by roomNo
 insert into DevicesStream;
 @info(name = 'other') from OtherStream[roomNo > 0] select roomNo insert into OtherOut;
 """, {"batch": SLIDING, "avg": SLIDING, "expiring": SLIDING,
-      "expiring-max": "jvm-window-aggregate" if JVM else "runtime", "distinct": "runtime",
+      "expiring-max": "jvm-window-aggregate" if JVM else "runtime",
+      "distinct": "jvm-window-aggregate" if JVM else "runtime",
       "other": "spark-sql"}),
     # Stateless queries reading a stateful query's output (its expired events too), tails of
     # tails, and tails of eddy's Java operators, a Python operator and the runtime; a join's
@@ -105,7 +106,8 @@ select roomNo, count() as n insert into Sessions;
       "cold": "spark-sql-tail", "rise": "jvm-followed-by" if JVM else "followed-by",
       "big-rise": "spark-sql-tail", "pairs": "window-join", "hot-pairs": "spark-sql-tail",
       "pair-stats": "window-join", "warm-pairs": "spark-sql-tail",
-      "sessions": "runtime", "busy": "runtime"}),
+      "sessions": "jvm-window-aggregate" if JVM else "runtime",
+      "busy": "spark-sql-tail" if JVM else "runtime"}),
     # Stateful queries reading what a filter inserts (a projection, a rename, ``select *``,
     # a computed attribute; a window, a pattern, a self join; through two filters), a
     # second filter on the way, and a tail after one of them; 'cold' reads TempStream
