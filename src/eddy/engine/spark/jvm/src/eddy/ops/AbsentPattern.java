@@ -25,12 +25,9 @@ import eddy.ops.FollowedBy.Instance;
 import eddy.ops.FollowedBy.Match;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
-import org.apache.spark.sql.streaming.GroupStateTimeout;
-import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -112,9 +109,7 @@ public final class AbsentPattern implements
     public static Dataset<Row> apply(Dataset<Row> rows, String spec, StructType output)
             throws IOException {
         AbsentPattern step = new AbsentPattern(new ObjectMapper().readTree(spec));
-        return KeyColumn.grouped(rows, 5)
-                .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
-                        Encoders.row(output), GroupStateTimeout.NoTimeout());
+        return KeyColumn.stepped(rows, 5, step, output);
     }
 
     /** One pattern instance's absent state between rows (the app's, or a partition

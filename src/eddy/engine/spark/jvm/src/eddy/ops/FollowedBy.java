@@ -22,12 +22,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
-import org.apache.spark.sql.streaming.GroupStateTimeout;
-import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -102,9 +99,7 @@ public final class FollowedBy implements
     public static Dataset<Row> apply(Dataset<Row> rows, String spec, StructType output)
             throws IOException {
         FollowedBy step = new FollowedBy(new ObjectMapper().readTree(spec));
-        return KeyColumn.grouped(rows, 5)
-                .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
-                        Encoders.row(output), GroupStateTimeout.NoTimeout());
+        return KeyColumn.stepped(rows, 5, step, output);
     }
 
     /** A partial match: its {@code e1}. */

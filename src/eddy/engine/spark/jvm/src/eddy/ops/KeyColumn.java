@@ -1,9 +1,13 @@
 package eddy.ops;
 
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.KeyValueGroupedDataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.streaming.GroupStateTimeout;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * An operator's input rows grouped by their state key, the int column at a position.
@@ -20,5 +24,14 @@ final class KeyColumn {
     static KeyValueGroupedDataset<Integer, Row> grouped(Dataset<Row> rows, int position) {
         return rows.groupBy(rows.col(rows.columns()[position]))
                 .as(Encoders.INT(), Encoders.row(rows.schema()));
+    }
+
+    /** {@code rows} through an operator's {@code step}, per state key (the column at
+     *  {@code position}) with one binary value of state, into rows of {@code output}. */
+    static Dataset<Row> stepped(Dataset<Row> rows, int position,
+                                FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row> step,
+                                StructType output) {
+        return grouped(rows, position).flatMapGroupsWithState(step, OutputMode.Append(),
+                Encoders.BINARY(), Encoders.row(output), GroupStateTimeout.NoTimeout());
     }
 }

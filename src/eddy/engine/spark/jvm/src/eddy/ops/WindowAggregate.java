@@ -10,11 +10,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import eddy.ops.Selector.Chunk;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.streaming.GroupState;
-import org.apache.spark.sql.streaming.GroupStateTimeout;
-import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -180,9 +177,7 @@ public final class WindowAggregate implements
         WindowAggregate step = new WindowAggregate(kind, span, size, groups, argumentTypes,
                 selector, new SortKeys(items(sortKeys)), new BatchGrid(batchStart, span),
                 partitioned, sessionKeyed);
-        return KeyColumn.grouped(rows, 4)
-                .flatMapGroupsWithState(step, OutputMode.Append(), Encoders.BINARY(),
-                        Encoders.row(output), GroupStateTimeout.NoTimeout());
+        return KeyColumn.stepped(rows, 4, step, output);
     }
 
     /** The items of a comma-separated list (none in an empty one). */
