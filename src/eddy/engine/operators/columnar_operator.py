@@ -39,6 +39,7 @@ from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout, spark_typ
 from eddy.gcpause import gc_paused
 from eddy.lang import ast
 from eddy.lang.ast import AttrType
+from eddy.lang.scope import Scope
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
 def attribute_column(layout: InputLayout, stream: str, name: str) -> Column:
@@ -62,8 +63,14 @@ def filter_condition(analyzed: AnalyzedApp, info: QueryInfo, source: int, stream
                      filters: Sequence[ast.Expression], layout: InputLayout) -> Column:
     """``filters`` on an event of input ``source`` of the query (a pattern state, a join
     side), as one never-null Spark condition."""
-    current = info.scope.with_current(info.scope.sources[source])
+    return scoped_condition(analyzed, info.scope.with_current(info.scope.sources[source]),
+                            stream, filters, layout)
 
+
+def scoped_condition(analyzed: AnalyzedApp, current: Scope, stream: str,
+                     filters: Sequence[ast.Expression], layout: InputLayout) -> Column:
+    """``filters`` on an event of ``stream`` as ``current`` resolves their attributes (an
+    absent state's, which is no source of its query), as one Spark condition."""
     def column(var: ast.Variable) -> Column:
         return attribute_column(layout, stream, current.resolve(var).attribute.name)
 

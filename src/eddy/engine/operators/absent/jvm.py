@@ -14,17 +14,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-from eddy.engine.compile.native_queries import spark_compiler
 from eddy.engine.operators.absent.plan import EMITTED_AT, AbsentPlan, AbsentSpec
 from eddy.engine.operators.columnar_expressions import POSITION
 from eddy.engine.operators.columnar_operator import (
     attribute_column,
     filter_condition,
     partition_value,
+    scoped_condition,
 )
 from eddy.engine.operators.followed_by.jvm import matched_columns
 from eddy.engine.operators.operator_part import head_columns, value_columns, writer_frame
@@ -54,7 +54,9 @@ def jvm_absent(analyzed: AnalyzedApp, plan: AbsentPlan, source: DataFrame,
     physical = dict(spec.physical)
     laid_out = source.where(F.col(STREAM) != STORE_STREAM).select(
         SEQ, TS, starts.alias("_starts"), absent.alias("_absent"),
-        (absent & _condition(analyzed, plan, layout)).alias("_absent_passes"),
+        (absent & F.coalesce(scoped_condition(analyzed, plan.second_scope, plan.second,
+                                              plan.second_filters, layout),
+                             F.lit(False))).alias("_absent_passes"),
         F.lit(0).alias("_key"),
         (partition_value(layout, plan.partition_attributes).cast("string")
          if spec.partitioned else F.lit(None).cast("string")).alias("_partition"),
@@ -77,19 +79,6 @@ def jvm_absent(analyzed: AnalyzedApp, plan: AbsentPlan, source: DataFrame,
         **head_columns(F.col(SEQ), order, F.col(TS), info.id, info.target, F.lit(False)),
         **value_columns([(F.col(f"o{i}"), ast.Attribute(o.name, o.type))
                          for i, o in enumerate(spec.selected)])})
-
-
-def _condition(analyzed: AnalyzedApp, plan: AbsentPlan, layout: InputLayout) -> Column:
-    """The conjuncts of ``c`` on the ``S2`` event alone, never null."""
-    def column(var: ast.Variable) -> Column:
-        return attribute_column(layout, plan.second,
-                                plan.second_scope.resolve(var).attribute.name)
-
-    compiler = spark_compiler(analyzed, column)
-    condition: Column = F.lit(True)
-    for expr in plan.second_filters:
-        condition = condition & compiler.compile_condition(expr)
-    return F.coalesce(condition, F.lit(False))
 
 
 def operator_spec(spec: AbsentSpec) -> dict[str, Any]:

@@ -306,36 +306,25 @@ public final class AbsentPattern implements
         matches.fresh.sort(Comparator.comparing((Match m) -> m.ts == -1)
                 .thenComparingLong(m -> m.ts));
         for (Match match : matches.fresh) {
-            state.ordered &= match.ts != -1 && match.ts >= state.lastAppended;
-            state.lastAppended = match.ts;
-            matches.append(match);
+            appendPending(state, match);
         }
         matches.fresh.clear();
     }
 
+    /** A match joins the pending list, which stays ordered while it comes in time order. */
+    private static void appendPending(Waiting state, Match match) {
+        state.ordered &= match.ts != -1 && match.ts >= state.lastAppended;
+        state.lastAppended = match.ts;
+        state.matches.append(match);
+    }
+
     /** An {@code S2} row passing its own conditions kills the matches {@code c} accepts. */
     private void kill(State pattern, String partition, Waiting state, Row row, long ts) {
-        Instance matches = state.matches;
-        Object rowKey = FollowedBy.key(keyRow, row::get);
-        ArrayDeque<Match> same = rowKey == null ? null : matches.byKey.get(rowKey);
-        if (same == null) {
-            return;
-        }
-        for (Iterator<Match> each = same.iterator(); each.hasNext(); ) {
-            Match match = each.next();
-            if (residual != null && !Expression.truthy(residual.evaluate(match.values, row))) {
-                continue;
-            }
-            each.remove();
-            match.done = true;
-            matches.done += 1;
-            state.lastTime = ts + waiting;
+        for (Match ignored : state.matches.take(FollowedBy.key(keyRow, row::get), residual,
+                                                row)) {
+            state.lastTime = ts + waiting;  // each kill asks for a timer
             notifyAt(pattern, partition, state, state.lastTime);
         }
-        if (same.isEmpty()) {
-            matches.byKey.remove(rowKey);
-        }
-        matches.compact();
     }
 
     /** The timer at {@code time} of the instance of {@code partition}: the {@code fired}-th
@@ -451,10 +440,7 @@ public final class AbsentPattern implements
                             t -> new HashSet<>()).add(key);
                 }
                 for (int p = in.readInt(); p > 0; p--) {
-                    Match match = FollowedBy.readMatch(in, firsts.length, keyFirst);
-                    state.ordered &= match.ts != -1 && match.ts >= state.lastAppended;
-                    state.lastAppended = match.ts;
-                    state.matches.append(match);
+                    appendPending(state, FollowedBy.readMatch(in, firsts.length, keyFirst));
                 }
                 for (int f = in.readInt(); f > 0; f--) {
                     state.matches.fresh.add(FollowedBy.readMatch(in, firsts.length, keyFirst));

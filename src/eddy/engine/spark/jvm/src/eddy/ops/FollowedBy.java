@@ -137,6 +137,30 @@ public final class FollowedBy implements
             return pending.size() == done && fresh.isEmpty();
         }
 
+        /** The pending matches of {@code key} (none for a null key: a null equals nothing)
+         *  that {@code residual} accepts against {@code row}, in list order, taken off it. */
+        List<Match> take(Object key, Expression residual, Row row) {
+            ArrayDeque<Match> same = key == null ? null : byKey.get(key);
+            if (same == null) {
+                return List.of();
+            }
+            List<Match> taken = new ArrayList<>();
+            for (Iterator<Match> each = same.iterator(); each.hasNext(); ) {
+                Match match = each.next();
+                if (residual == null || Expression.truthy(residual.evaluate(match.values, row))) {
+                    each.remove();
+                    match.done = true;
+                    done += 1;
+                    taken.add(match);
+                }
+            }
+            if (same.isEmpty()) {
+                byKey.remove(key);
+            }
+            compact();
+            return taken;
+        }
+
         /** Drops completed matches from the pending list once they outnumber the live. */
         void compact() {
             if (done > 64 && done * 2 > pending.size()) {
@@ -212,20 +236,8 @@ public final class FollowedBy implements
     }
 
     private void complete(Instance instance, Row row, List<Row> out) {
-        Object key = rowKey(row);
-        ArrayDeque<Match> same = key == null ? null : instance.byKey.get(key);
-        if (same == null) {
-            return;
-        }
         int position = 0;
-        for (Iterator<Match> matches = same.iterator(); matches.hasNext(); ) {
-            Match match = matches.next();
-            if (residual != null && !Expression.truthy(residual.evaluate(match.values, row))) {
-                continue;
-            }
-            matches.remove();
-            match.done = true;
-            instance.done += 1;
+        for (Match match : instance.take(rowKey(row), residual, row)) {
             Object[] emitted = new Object[3 + selectedSide.length];
             emitted[0] = row.getLong(0);
             emitted[1] = row.getLong(1);
@@ -239,10 +251,6 @@ public final class FollowedBy implements
             }
             out.add(RowFactory.create(emitted));
         }
-        if (same.isEmpty()) {
-            instance.byKey.remove(key);
-        }
-        instance.compact();
     }
 
     private Object firstKey(Object[] values) {

@@ -4,6 +4,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -12,7 +13,6 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.Function;
-import java.util.function.ToIntFunction;
 
 /**
  * The sessions of a {@code #window.session} ({@link SessionWindow}): per session key the
@@ -86,22 +86,10 @@ final class Sessions {
         if (keys.size() <= 1) {
             return keys;
         }
-        int mask = endCapacity - 1;
-        List<Integer> positions = new ArrayList<>(keys.size());
-        for (int i = 0; i < keys.size(); i++) {
-            positions.add(i);
-        }
-        ToIntFunction<Integer> bucket = i -> KeyOrder.spread(keys.get(i).hashCode()) & mask;
-        positions.sort((a, b) -> {
-            int byBucket = Integer.compare(bucket.applyAsInt(a), bucket.applyAsInt(b));
-            return byBucket != 0 ? byBucket : Integer.compare(a, b);
-        });
-        List<String> ordered = new ArrayList<>(keys.size());
-        for (int position : positions) {
-            ordered.add(keys.get(position));
-        }
-        ordered.sort((a, b) -> Long.compare(byKey.get(a)[which].end, byKey.get(b)[which].end));
-        return ordered;
+        int mask = endCapacity - 1;  // (both sorts are stable: a bucket keeps insertion order)
+        keys.sort(Comparator.comparingInt(key -> KeyOrder.spread(key.hashCode()) & mask));
+        keys.sort(Comparator.comparingLong(key -> byKey.get(key)[which].end));
+        return keys;
     }
 
     /**
