@@ -70,7 +70,10 @@ Apps:
   room its own pattern and timers);
 - ``device-alerts``: WSO2's partition idiom: per device, the average of its last 10
   readings into an inner stream ``#AvgTempStream``, and a filter of the partition reading it
-  into an alert stream.
+  into an alert stream;
+- ``room-trends``: averages of the last minute by room into a stream, and two stateful
+  queries reading it: each room's peak of its last 10 averages, and an average above 40
+  followed by a higher one in that room within a minute (a chain of stateful queries).
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -276,6 +279,16 @@ begin
     select e1.roomNo, e1.deviceID as lastDevice, eventTimestamp() as silentAt
     insert into SilentRoomStream;
 end;
+""",
+    "room-trends": "@app:name('RoomTrends')\n" + TEMP + """
+@info(name = 'room-avg') from TempStream#window.time(1 min)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into RoomAvgStream;
+@info(name = 'room-peak') from RoomAvgStream#window.length(10)
+select roomNo, max(avgTemp) as peakAvg group by roomNo insert into RoomPeakStream;
+@info(name = 'room-climb')
+from every e1=RoomAvgStream[avgTemp > 40.0]
+    -> e2=RoomAvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp + 1.0] within 1 min
+select e1.roomNo, e1.avgTemp as fromAvg, e2.avgTemp as toAvg insert into RoomClimbStream;
 """,
     "device-alerts": "@app:name('DeviceAlerts')\n" + TEMP + """
 partition with (deviceID of TempStream)

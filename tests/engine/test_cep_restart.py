@@ -26,7 +26,11 @@ from conformance import Case, compare_events, load_cases
 from group_runs import crash_once, run_inputs
 
 from eddy.bus import open_bus, sqlite_url
+from eddy.engine.operators.runtime_operator import run_batch
 from eddy.engine.run.group_topics import output_events
+from eddy.lang import check
+from eddy.runtime.group import build_runtime
+from eddy.runtime.model import InputEvent, sort_outputs
 
 # One case per stateful feature: a counting pattern with `within` over two streams, a left
 # outer window join, a table updated and read through a join by three streams, and a value
@@ -39,6 +43,44 @@ CASE_NAMES = ("pattern_count_2_to_5_within", "join_left_outer", "table_update_ex
               "pattern_absent_heartbeat", "window_session_keyed_sum")
 CASES = {c.name: c for c in load_cases(["pattern", "join", "table", "partition", "window"])
          if c.name in CASE_NAMES}
+
+# Stateful queries reading a stateful query's outputs in the same micro-batch (with a JDK,
+# three Java operators chained in one streaming query, each with its own state); no
+# reference case has this shape, so eddy's per-event runtime gives the expected outputs.
+CHAIN_APP = """@app:playback
+define stream TempStream (deviceID long, roomNo int, temp double);
+@info(name = 'avg') from TempStream#window.time(2 sec)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
+@info(name = 'climb')
+from every e1=AvgStream[avgTemp > 30.0] -> e2=AvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp]
+within 3 sec
+select e1.roomNo, e1.avgTemp as before, e2.avgTemp as after insert into Climbs;
+@info(name = 'tops') from AvgStream#window.length(3) select roomNo, max(avgTemp) as top
+group by roomNo insert into Tops;
+"""
+
+
+def _runtime_case(name: str, app: str, inputs: list[dict[str, Any]]) -> Case:
+    """A case whose expected outputs are the per-event runtime's, in its order."""
+    analyzed = check(app)
+    events = [InputEvent(seq, item["timestamp"], item["stream"], tuple(item["data"]))
+              for seq, item in enumerate(inputs)]
+    streams = {q.output_stream for q in analyzed.queries if q.output_stream}
+    expected: dict[str, list[dict[str, Any]]] = {stream: [] for stream in streams}
+    for output in sort_outputs(run_batch(build_runtime(analyzed), events)):
+        assert output.target is not None
+        expected[output.target].append({"timestamp": output.ts, "data": list(output.data),
+                                        "expired": False})
+    schemas = {stream: [[a.name, a.type.name] for a in analyzed.streams[stream].attributes]
+               for stream in streams}
+    return Case(name, "chain", app, inputs, expected, {}, [], schemas, True, None, Path(name))
+
+
+_TEMPS = (22.0, 31.0, 35.0, 29.0, 41.0, 38.0, 44.0)
+CASES["chain_avg_climb_tops"] = _runtime_case("chain_avg_climb_tops", CHAIN_APP, [
+    {"stream": "TempStream", "timestamp": 1_000 + 350 * i,
+     "data": [i, i % 3, _TEMPS[(i * 5) % len(_TEMPS)]]} for i in range(45)])
+CASE_NAMES += ("chain_avg_climb_tops",)
 
 def run_with_restart(case: Case, spark: Any, work: Path, cut: int | None,
                      crash: bool = False) -> dict[str, list[dict[str, Any]]]:

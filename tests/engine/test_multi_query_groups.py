@@ -140,6 +140,31 @@ insert into MildMin;
       "cold": "spark-sql" if JVM else "runtime",
       "cold-count": "jvm-window-aggregate" if JVM else "runtime", "hot": "spark-sql",
       "hot-rise": "jvm-followed-by" if JVM else "followed-by", "hot-pairs": "window-join"}),
+    # Stateful queries reading what a stateful query inserts, in the same micro-batch: a
+    # pattern, a length window (with a tail) and a batch window after a time window's
+    # averages; a sort window after a length window with 'having' (some rows emit nothing).
+    "stateful-chains": ("@app:playback\n" + TEMP + """
+@info(name = 'avg') from TempStream[temp > 20.0]#window.time(1 sec)
+select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
+@info(name = 'climb')
+from every e1=AvgStream[avgTemp > 30.0] -> e2=AvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp]
+within 2 sec
+select e1.roomNo, e1.avgTemp as before, e2.avgTemp as after insert into Climbs;
+@info(name = 'tops') from AvgStream#window.length(3) select roomNo, max(avgTemp) as top
+group by roomNo insert into Tops;
+@info(name = 'top-alert') from Tops[top > 40.0] select roomNo insert into TopAlert;
+@info(name = 'batches') from AvgStream#window.lengthBatch(2) select count() as n,
+sum(avgTemp) as total insert into Batches;
+@info(name = 'warmish') from TempStream#window.length(3)
+select roomNo, avg(temp) as mean group by roomNo having mean > 25.0 insert into Warmish;
+@info(name = 'sorted') from Warmish#window.sort(2, mean) select roomNo, mean, count() as n
+insert into Sorted;
+""", {"avg": SLIDING, "climb": "jvm-followed-by" if JVM else "runtime",
+      "tops": "jvm-window-aggregate" if JVM else "runtime",
+      "top-alert": "spark-sql-tail" if JVM else "runtime",
+      "batches": "jvm-window-aggregate" if JVM else "runtime",
+      "warmish": "jvm-window-aggregate" if JVM else "runtime",
+      "sorted": "jvm-window-aggregate" if JVM else "runtime"}),
     # Pattern and sequence shapes beside a window, six NumPy operators fused in one: an
     # 'or' completed from either stream, a first match only, a counting pattern, a cycle, a
     # global and a partitioned sequence.

@@ -72,16 +72,18 @@ def test_keys_follow_partitions(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_each_stateful_query_its_own_operator(capsys: pytest.CaptureFixture[str]) -> None:
     """Several stateful queries of a group each get the best operator they can: a query in
-    a chain stays with the runtime (which orders the chain), the others do not follow it
-    there; the Python operators are fused into one Spark operator, and explain says so."""
+    a chain reads its producer's Java operator (with a JDK; else the chain stays with the
+    runtime, which orders it), the others do not follow it there; the Python operators are
+    fused into one Spark operator, and explain says so."""
     # with a JDK, the sliding windows and the pattern run in eddy's Java operators
     jvm = bridge_jar() is not None
     sliding = "jvm-window-aggregate" if jvm else "window-aggregate"
+    chained = "jvm-window-aggregate" if jvm else "runtime"
     assert _choices("mixed_group.siddhi", capsys) == {
-        "avg-1min": ("runtime", "one"), "count-batch": (sliding, "one"),
+        "avg-1min": (chained, "one"), "count-batch": (sliding, "one"),
         "rise": ("jvm-followed-by" if jvm else "followed-by", "one"),
         "max-100": ("jvm-window-aggregate" if jvm else "runtime", "one"),
-        "chained-avg": ("runtime", "one"), "doors": ("spark-sql", "none")}
+        "chained-avg": (chained, "one"), "doors": ("spark-sql", "none")}
     assert _choices("two_windows.siddhi", capsys) == {
         "avg-1min": (sliding, "one"),
         "max-100": ("jvm-window-aggregate" if jvm else "runtime", "one")}

@@ -113,11 +113,13 @@ def _group_json(group: ExecutionGroup) -> dict[str, Any]:
 
 
 def _choice_json(choice: QueryChoice) -> dict[str, Any]:
+    chained = {} if choice.producer is None else {"producer": choice.producer}
     return {"query": choice.query, "operator": choice.operator,
             "state_key": {"kind": choice.key.kind,
                           "attributes": [list(a) for a in choice.key.attributes],
                           "buckets": choice.key.buckets},
-            "rule": choice.rule, "reason": choice.reason, "text": choice.describe()}
+            "rule": choice.rule, "reason": choice.reason, "text": choice.describe(),
+            **chained}
 
 
 def physical_json(physical: GroupPhysicalPlan) -> dict[str, Any]:

@@ -60,6 +60,22 @@ class EngineFacts:
         plan = plan_window_aggregate(analyzed, [info], layout, jvm=True)
         return plan is not None and runs_in_jvm(plan)
 
+    def chains(self, analyzed: AnalyzedApp, producer: QueryInfo,
+               streams: Sequence[str], consumer: QueryInfo) -> bool:
+        if bridge_jar() is None or producer.partition is not None or \
+                consumer.partition is not None or producer.output_stream is None:
+            return False
+        made = plan_window_aggregate(analyzed, [producer], _layout(analyzed, producer, streams),
+                                     jvm=True)
+        if made is None or not runs_in_jvm(made) or not made.spec.one_per_input:
+            return False
+        read = (producer.output_stream,)
+        window = plan_window_aggregate(analyzed, [consumer], _layout(analyzed, consumer, read),
+                                       jvm=True)
+        if window is not None:
+            return runs_in_jvm(window) and window.spec.reads_no_clock
+        return self.jvm_followed_by(analyzed, consumer, read)
+
     def followed_by(self, analyzed: AnalyzedApp, info: QueryInfo,
                     streams: Sequence[str]) -> bool:
         return self._followed_by(analyzed, info, streams) is not None

@@ -45,6 +45,13 @@ class OperatorFacts(Protocol):
         """Whether eddy's Java followed-by runs ``info`` (its classes are built on this
         machine, and the followed-by takes the query)."""
 
+    def chains(self, analyzed: AnalyzedApp, producer: QueryInfo,
+               streams: Sequence[str], consumer: QueryInfo) -> bool:
+        """Whether ``consumer``'s Java operator can read what ``producer``'s Java window
+        aggregate (reading ``streams``) inserts, in the same micro-batch: the producer
+        emits at most one current event per input row, at that row's place, and the
+        consumer reads no clock, only those events (both outside partitions)."""
+
     def jvm_absent(self, analyzed: AnalyzedApp, info: QueryInfo,
                    streams: Sequence[str]) -> bool:
         """Whether eddy's Java absent operator runs ``info`` (its classes are built on this

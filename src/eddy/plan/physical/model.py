@@ -67,6 +67,10 @@ class QueryChoice:
     key: StateKey
     rule: str
     reason: str
+    producer: str | None = None
+    """The query whose operator's outputs this query's operator reads in the same
+    micro-batch (a chain of stateful operators: :meth:`~eddy.plan.physical.planner.
+    Planning.producer_of`), else None: it reads the group's input rows."""
 
     def describe(self) -> str:
         """``query-2: vectorised followed-by, keyed by roomNo in 4 buckets, because …``."""

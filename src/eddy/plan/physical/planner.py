@@ -7,6 +7,9 @@ join for each stateful query that stands alone in its group (:meth:`Planning.sta
 also one that filters feed: :meth:`Planning.fed_through`), each in its own operator with its
 own state, Spark SQL after such an operator for the stateless queries that read its output
 (:meth:`Planning.tails`), and the per-event runtime (or the aggregation step) for the rest.
+A stateful query reading what a stateful query inserts may read that query's Java operator
+in the same micro-batch (:meth:`Planning.producer_of`: a chain of operators in one
+streaming query).
 The result is deterministic for the same app and :class:`Sources`.
 """
 
@@ -37,6 +40,8 @@ class Planning:
     """Why an earlier rule passed a query over, for the reason of the rule that takes it."""
     fed: dict[str, Fed | None] = field(default_factory=dict)
     """:meth:`fed_through`'s answers, by query."""
+    producers: dict[str, QueryInfo | None] = field(default_factory=dict)
+    """:meth:`producer_of`'s answers, by query."""
 
     @property
     def pending(self) -> list[QueryInfo]:
@@ -89,14 +94,78 @@ class Planning:
 
     def streams_of(self, info: QueryInfo) -> tuple[str, ...]:
         """The streams ``info``'s operator reads: the group's inputs, and the stream its
-        head fills when it is :meth:`fed_through` one."""
+        head fills when it is :meth:`fed_through` one, or its producer when it is chained
+        to one (:meth:`producer_of`)."""
+        producer = self.producer_of(info)
+        if producer is not None:
+            assert producer.output_stream is not None
+            return (producer.output_stream,)
         fed = self.fed_through(info)
         return self.sources.streams + ((fed.stream,) if fed is not None else ())
 
     def through(self, info: QueryInfo) -> str:
-        """What a rule's reason adds for a query fed through its head."""
+        """What a rule's reason adds for a query fed through its head or chained to its
+        producer."""
+        producer = self.producer_of(info)
+        if producer is not None:
+            return f", reading the outputs of {producer.id}'s operator in its micro-batch"
         fed = self.fed_through(info)
         return "" if fed is None else f", read through {fed.head.id}'s filter"
+
+    def producer_of(self, info: QueryInfo) -> QueryInfo | None:
+        """The stateful query whose Java operator's outputs ``info``'s operator reads, in
+        the same micro-batch, when ``info`` reads only the stream that query alone fills
+        and the two form a chain (:meth:`_chains`), the producer standing alone over the
+        group's input streams; else None.
+
+        Exact because such a producer emits at most one current event per input row, at
+        that row's place and time, and the reference hands each to its subscribers before
+        the next row: the consumer sees the producer's outputs in ``_seq`` order, one per
+        ``_seq``, each reaching it at the path the runtime gives a subscriber
+        (:func:`~eddy.engine.operators.operator_part.order_prefix`, then ``1``). The
+        consumer reads no clock (no timer, no expired event), so the group's other rows,
+        which it does not see, change nothing."""
+        if info.id not in self.producers:
+            self.producers[info.id] = self._producer_of(info)
+        return self.producers[info.id]
+
+    def producer_id(self, info: QueryInfo) -> str | None:
+        """The id of :meth:`producer_of`, for the query's :class:`QueryChoice`."""
+        producer = self.producer_of(info)
+        return None if producer is None else producer.id
+
+    def _producer_of(self, info: QueryInfo) -> QueryInfo | None:
+        streams = set(info.inputs)
+        if len(streams) != 1 or streams <= set(self.sources.streams):
+            return None
+        (stream,) = streams
+        fillers = [q for q in self.queries if fills(q, stream, info)]
+        if len(fillers) != 1 or fillers[0].id == info.id or \
+                any(fills(q, stream, info) for q in self.analyzed.queries
+                    if q not in self.queries):
+            return None
+        producer = fillers[0]
+        if not self._chains(producer, info) or \
+                not self._standalone_over(producer, self.sources.streams):
+            return None
+        return producer
+
+    def _chains(self, producer: QueryInfo, consumer: QueryInfo) -> bool:
+        """Whether ``consumer`` may read ``producer``'s outputs in a chain of operators (the
+        engine's :meth:`~eddy.plan.physical.facts.OperatorFacts.chains`): the producer keeps state
+        (a filter feeds its readers through :meth:`fed_through` or has them as
+        :meth:`tails`) and reads the group's input streams only, the consumer is no tail (Spark SQL runs those after
+        the producer's operator), touches no table and feeds no aggregation; checked without asking whether either stands alone, which asks this in
+        turn."""
+        from eddy.plan.physical.rules.spark_sql import stateless_shape
+
+        return producer.target_kind == "stream" and \
+            not stateless_shape(self.analyzed, producer) and \
+            set(producer.inputs) <= set(self.sources.streams) and \
+            not self.touches_global_state(consumer) and \
+            not self.filters_in_spark(consumer, tail=True) \
+            and consumer.output_stream not in self.aggregation_inputs() and \
+            self.facts.chains(self.analyzed, producer, self.sources.streams, consumer)
 
     def fed_through(self, info: QueryInfo) -> Fed | None:
         """How ``info`` runs on an operator of its own although a query of the group fills
@@ -146,6 +215,8 @@ class Planning:
             return None
         found: list[QueryInfo] = []
         for reader in readers:
+            if self._chains(info, reader) and self.tails(reader) is not None:
+                continue  # a consumer chained to ``info`` (:meth:`producer_of`)
             if reader.inputs != (stream,) or not self.filters_in_spark(reader, tail=True):
                 return None
             further = self.tails(reader)

@@ -37,7 +37,6 @@ from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates.plan import (
-    HOLDING,
     Ordering,
     Output,
     Rate,
@@ -95,8 +94,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *(["_partition"] if value is not None else []))
     # one current event per passing input, or emissions (chunks: expired events, a batch,
     # a delay's releases, a rate limit's)
-    one_per_input = spec.events == "current" and spec.window not in HOLDING and \
-        spec.rate is None
+    one_per_input = spec.one_per_input
     firing = not one_per_input and spec.window in ("timeBatch", "session")
     emission = [] if one_per_input else [
         StructField(POSITION, IntegerType()), StructField(EXPIRED, BooleanType()),

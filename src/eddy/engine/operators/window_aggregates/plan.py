@@ -54,6 +54,8 @@ BATCHES = ("lengthBatch", "timeBatch", "externalTimeBatch")
 """The batch windows: their flushes are emissions, with a reset the selector sees."""
 HOLDING = (*BATCHES, "delay")
 """The windows whose events wait before they count: their outputs are emissions."""
+TIMED = ("time", "timeBatch", "timeLength", "delay", "session")
+"""The windows with timers on the group's clock."""
 JVM_ONLY = ("externalTime", "externalTimeBatch", "lengthBatch", "timeLength", "sort", "delay",
             "session")
 """Windows only eddy's Java operator runs."""
@@ -181,6 +183,21 @@ class WindowSpec:
         return self.window in ("length", "lengthBatch", "externalTimeBatch", "delay") or \
             self.events != "current" or self.rate is not None
 
+    @property
+    def one_per_input(self) -> bool:
+        """Whether the Java operator emits at most one current event per passing input and
+        nothing else, at that input's place: no emission (a batch's flush, a delay's
+        release, a rate limit's, expired events) and nothing on a timer."""
+        return self.events == "current" and self.window not in HOLDING and self.rate is None
+
+    @property
+    def reads_no_clock(self) -> bool:
+        """Whether the operator's outputs depend on its own rows alone, not on the group's
+        clock: no timer, no expired event stamped with the clock, no timed rate limit, no
+        partition (whose rows without a value only move the clock)."""
+        return self.window not in TIMED and self.events == "current" and \
+            self.partition_column is None and (self.rate is None or self.rate.unit == "events")
+
 
 @dataclass(frozen=True)
 class WindowPlan:
@@ -304,7 +321,7 @@ def plan_window_aggregate(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
             # limit in a partition reads the group's clock and timers; a session's expiry
             # order is the runtime's)
     scheduler = 0
-    if name in ("time", "timeBatch", "timeLength", "delay", "session"):  # windows with timers
+    if name in TIMED:
         scheduler = schedulers[f"window:{info.id}"]
     spec = WindowSpec(name, span, tuple(c for c in group_columns if c is not None),
                       tuple(arguments), tuple(outputs), scheduler, events, having,

@@ -19,7 +19,11 @@ unpartitioned pattern. When eddy's JVM classes are built on this machine (the en
 facts say so) the same plan runs in eddy's Java operator
 (:mod:`eddy.engine.operators.followed_by.jvm`: the reference's steps event by event,
 matches indexed by key, and no crossing into a Python worker), which restarts with every
-``e1`` and completes through one state: other patterns run in the NumPy one.
+``e1`` and completes through one state: other patterns run in the NumPy one. The Java
+operator also runs a pattern over what one stateful query of the group inserts, reading that
+query's Java operator in the same micro-batch
+(:meth:`~eddy.plan.physical.planner.Planning.producer_of`: its expiry reads the events' own
+timestamps, no clock).
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ def _place(planning: Planning, info: QueryInfo) -> None:
         planning.through(info)
     if planning.facts.jvm_followed_by(analyzed, info, planning.streams_of(info)):
         planning.choose(QueryChoice(info.id, "jvm-followed-by", key, NAME,
-                                    why + ": eddy's Java operator, no crossing into Python"))
+                                    why + ": eddy's Java operator, no crossing into Python",
+                                    planning.producer_id(info)))
     else:
         planning.choose(QueryChoice(info.id, "followed-by", key, NAME, why))

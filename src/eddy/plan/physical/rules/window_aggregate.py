@@ -22,6 +22,13 @@ ints, a ``having`` over the selected attributes and ``order by`` them, ``offset`
 also ``every <time>``) (:mod:`eddy.engine.operators.window_aggregates` builds the kernel and
 says whether it can).
 
+A query reading only what a stateful query of the group inserts runs here too when that
+query's Java operator emits at most one current event per input row and this one reads no
+clock (no timer, current events only, outside partitions): it reads the producer's
+operator's outputs in the same micro-batch
+(:meth:`~eddy.plan.physical.planner.Planning.producer_of`), so a chain such as "averages,
+then a window over them" leaves the runtime; so does a followed-by's.
+
 A query whose input a filter of the group fills (``from S[f] select … insert into X; from
 X#window…``) is taken too, reading ``X``'s events computed on the input rows
 (:mod:`eddy.plan.physical.heads`: exact because the filter keeps no state and emits each
@@ -119,7 +126,8 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
                          if p.stream == stream and isinstance(p, ast.ValuePartitionType)
                          and isinstance(p.expression, ast.Variable))
         key = StateKey("buckets", ((stream, attribute),), BUCKETS)
-    planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why))
+    planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why,
+                                planning.producer_id(info)))
 
 
 def _place(planning: Planning, info: QueryInfo) -> None:
