@@ -17,10 +17,9 @@ the JVM narrowed (:mod:`eddy.engine.compile.runtime_input`). Each Python operato
 its own, several run fused in one (:mod:`eddy.engine.operators.fused_operator`), each keeping
 its own state. A Java operator may read another's outputs (a chain the planner allows:
 :meth:`~eddy.plan.physical.planner.Planning.producer_of`): Spark runs the stateful
-operators one after the other in the micro-batch. Spark shares no part of a plan between
-two branches (each copy of a stateful operator gets its own state), so a producer's operator
-runs once for its own outputs and once more per consumer; deterministic, they agree. The planner's rules say when each is exact; the answers it needs from the operators
-come from :mod:`eddy.engine.compile.operator_facts`, so ``eddy explain`` shows what runs here.
+operators one after the other in the micro-batch, each link carrying the outputs of the
+ones before it (:mod:`eddy.engine.operators.chain`). The planner's rules say when each is
+exact; the answers it needs from the operators come from :mod:`eddy.engine.compile.operator_facts`, so ``eddy explain`` shows what runs here.
 The result is the group's tagged output rows, ready for one writer that routes them by target.
 
 Live mode's heartbeat rows (:data:`~eddy.engine.spark.row_layout.TICK_STREAM`) reach the runtime
@@ -47,6 +46,7 @@ from eddy.engine.compile.native_queries import (
 from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
+from eddy.engine.operators.chain import link_rows
 from eddy.engine.operators.counting import CountingPlan, counting_part, plan_counting
 from eddy.engine.operators.cycle import cycle_part, plan_cycle
 from eddy.engine.operators.followed_by import FollowedByPlan, followed_by_part, plan_followed_by
@@ -68,17 +68,7 @@ from eddy.engine.operators.sequence import SequencePlan, plan_sequence, sequence
 from eddy.engine.operators.window_aggregates import plan_window_aggregate, window_aggregate_part
 from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
 from eddy.engine.operators.window_join import WindowJoinPlan, plan_window_join, window_join_part
-from eddy.engine.spark.row_layout import (
-    DATA,
-    QUERY,
-    SEQ,
-    STORE_STREAM,
-    STREAM,
-    TICK_STREAM,
-    TS,
-    InputLayout,
-    value_slots,
-)
+from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
 from eddy.plan.physical.model import Operator
 from eddy.plan.physical.heads import fed_stream
@@ -123,18 +113,16 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
     if native is not None:
         frames.append(native)
     tails = native_plan(analyzed, plan.ids("spark-sql-tail"))
-    built: dict[str, DataFrame] = {}
-
-    def produced(name: str) -> DataFrame:
-        """The outputs of the Java operator running ``name``, built once: a consumer chained
-        to it reads them (:meth:`~eddy.plan.physical.planner.Planning.producer_of`)."""
-        if name not in built:
-            choice = plan.choice(name)
-            built[name] = _JVM[choice.operator](analyzed, choice, source, layout, produced)
-        return built[name]
-
-    frames += [_tailed(analyzed, produced(name), [name], tails)
-               for operator in _JVM for name in plan.ids(operator)]
+    for name in [n for operator in _JVM for n in plan.ids(operator)]:
+        if plan.choice(name).producer is not None:
+            continue  # a link of its producer's chain
+        chain = [name, *(c.query for c in plan.queries if c.producer == name)]
+        frame = None  # each link reads the one before it (:mod:`.chain`)
+        for link in chain:
+            choice = plan.choice(link)
+            frame = _JVM[choice.operator](analyzed, choice, source, layout, frame)
+        assert frame is not None
+        frames.append(_tailed(analyzed, frame, chain, tails))
     names = plan.python_operators()
     parts = [_runtime_part(app_text, analyzed, plan, source, layout) if name == "runtime"
              else _VECTORISED[plan.choice(name).operator](analyzed, plan.choice(name), source,
@@ -193,14 +181,10 @@ def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFr
                                  buckets=_buckets(choice))
 
 
-Produced = Callable[[str], DataFrame]
-"""The outputs of the Java operator running a query (:func:`compile_physical`)."""
-
-
 def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
-                          layout: InputLayout, produced: Produced) -> DataFrame:
+                          layout: InputLayout, upstream: DataFrame | None) -> DataFrame:
     """The query in eddy's Java operator (:mod:`eddy.engine.operators.window_aggregates.jvm`)."""
-    source, layout, start = _fed(analyzed, choice, source, layout, produced)
+    source, layout, start = _fed(analyzed, choice, source, layout, upstream)
     window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout, jvm=True)
     if window is None:
         raise _disagree(choice)
@@ -209,36 +193,20 @@ def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: Da
 
 
 def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: InputLayout,
-         produced: Produced | None = None) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
+         upstream: DataFrame | None = None
+         ) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
     """The rows and layout a stateful query's operator reads, and the order path at which
     an input's event reaches the query: the group's, or for a query fed through its head
     (:mod:`eddy.plan.physical.heads`, as the planner placed it) the rows with the head's
-    events as input (:func:`~eddy.engine.compile.native_queries.as_input`), or for a query
-    chained to its producer that operator's outputs (:func:`_chained`)."""
+    events as input (:func:`~eddy.engine.compile.native_queries.as_input`), or for a link
+    of a chain the rows of the chain so far (``upstream``: :mod:`eddy.engine.operators.chain`)."""
     if choice.producer is not None:
-        assert produced is not None, f"{choice.query}: only a Java operator reads a producer's"
-        return _chained(analyzed, analyzed.query(choice.producer), produced(choice.producer))
+        assert upstream is not None, f"{choice.query}: a link reads its chain (a bug in eddy)"
+        return link_rows(analyzed, analyzed.query(choice.producer), upstream)
     fed = fed_stream(analyzed, analyzed.query(choice.query))
     if fed is None or fed.stream in dict(layout.streams):
         return source, layout, (1,)
     return as_input(analyzed, fed, source, layout)
-
-
-def _chained(analyzed: AnalyzedApp, producer: QueryInfo, outputs: DataFrame
-             ) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
-    """What a query chained to ``producer`` reads: each of the producer operator's outputs
-    (at most one current event per input row) as an event of the stream it fills, with its
-    input row's ``_seq`` and its own time, in a layout of that stream alone; and the path
-    at which such an event reaches a subscriber (the producer's emission, then ``1``)."""
-    stream = producer.output_stream
-    assert stream is not None
-    read = InputLayout(((stream, analyzed.read_stream(stream, None).attributes),))
-    slots = value_slots(list(producer.outputs))
-    assert slots is not None, f"{producer.id}: a chain carries no object attribute (planner)"
-    rows = outputs.where(F.col(QUERY) == producer.id).select(
-        SEQ, TS, F.lit(stream).alias(STREAM),
-        *(F.col(slot).alias(column) for slot, column in zip(slots, read.columns(stream))))
-    return rows, read, (*order_prefix(producer, analyzed.place(producer))[:-1], 1)
 
 
 Planned = TypeVar("Planned", FollowedByPlan, WindowJoinPlan, SequencePlan, CountingPlan)
@@ -247,11 +215,11 @@ Planned = TypeVar("Planned", FollowedByPlan, WindowJoinPlan, SequencePlan, Count
 def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
              layout: InputLayout,
              plan_of: Callable[[AnalyzedApp, list[QueryInfo], InputLayout], Planned | None],
-             produced: Produced | None = None) -> tuple[Planned, DataFrame, InputLayout]:
+             upstream: DataFrame | None = None) -> tuple[Planned, DataFrame, InputLayout]:
     """The plan of a columnar operator (a followed-by's, join's or sequence's: they emit only
     on input events) for the planned query, over the rows it reads (:func:`_fed`), its
     outputs' order path starting where an input's event reaches it."""
-    rows, read, start = _fed(analyzed, choice, source, layout, produced)
+    rows, read, start = _fed(analyzed, choice, source, layout, upstream)
     info = analyzed.query(choice.query)
     planned = plan_of(analyzed, [info], read)
     if planned is None:
@@ -261,16 +229,16 @@ def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
 
 
 def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
-                     layout: InputLayout, produced: Produced) -> DataFrame:
+                     layout: InputLayout, upstream: DataFrame | None) -> DataFrame:
     """The query in eddy's Java followed-by (:mod:`eddy.engine.operators.followed_by.jvm`)."""
     pattern, source, layout = _planned(analyzed, choice, source, layout, plan_followed_by,
-                                       produced)
+                                       upstream)
     return _in_jvm(choice, jvm_followed_by(analyzed, pattern, source, layout,
                                            buckets=_buckets(choice)))
 
 
 def _jvm_absent(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
-                layout: InputLayout, produced: Produced) -> DataFrame:
+                layout: InputLayout, upstream: DataFrame | None) -> DataFrame:
     """The query in eddy's Java absent operator (:mod:`eddy.engine.operators.absent.jvm`)."""
     pattern = plan_absent(analyzed, [analyzed.query(choice.query)], layout)
     if pattern is None:
@@ -322,11 +290,12 @@ def _cycle(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
     return cycle_part(analyzed, cycle, source, layout, buckets=_buckets(choice))
 
 
-_JVM: dict[Operator, Callable[[AnalyzedApp, QueryChoice, DataFrame, InputLayout, Produced],
-                         DataFrame]] = {
+_JVM: dict[Operator, Callable[[AnalyzedApp, QueryChoice, DataFrame, InputLayout,
+                               DataFrame | None], DataFrame]] = {
     "jvm-window-aggregate": _jvm_window_aggregate, "jvm-followed-by": _jvm_followed_by,
     "jvm-absent": _jvm_absent}
-"""eddy's Java operators, each a stateful operator of its own."""
+"""eddy's Java operators, each a stateful operator of its own (a link of a chain reads the
+rows of the links before it: :mod:`eddy.engine.operators.chain`)."""
 _VECTORISED = {"window-aggregate": _window_aggregate, "followed-by": _followed_by,
                "window-join": _window_join, "sequence": _sequence, "counting": _counting,
                "cycle": _cycle, "logical": _logical}

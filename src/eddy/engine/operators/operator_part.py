@@ -108,10 +108,25 @@ def value_columns(values: Sequence[tuple[Column, Attribute]], *,
     return {DATA: F.to_json(F.struct(*embedded), {"ignoreNullFields": "false"})}
 
 
+CARRY = "_carry"
+"""The last column of a chained Java operator's rows and outputs: a writer's row of the
+operators before it in the chain, handed on (``Carrying.java``,
+:mod:`eddy.engine.operators.chain`)."""
+
+
 def writer_frame(frame: DataFrame, columns: WriterColumns) -> DataFrame:
-    """``columns`` as the writer's rows, each cast to its output type."""
-    return frame.select(*(column.cast(output_field(name).dataType).alias(name)
-                          for name, column in columns.items()))
+    """``columns`` as the writer's rows, each cast to its output type; when ``frame`` is a
+    chained operator's (it has :data:`CARRY`), a row that carries an earlier operator's
+    output is that output instead."""
+    if CARRY not in frame.columns:
+        return frame.select(*(column.cast(output_field(name).dataType).alias(name)
+                              for name, column in columns.items()))
+    carry = F.col(CARRY)
+    carried = frame.schema[CARRY].dataType.fieldNames()  # type: ignore[attr-defined]
+    return frame.select(*(
+        F.when(carry.isNotNull(), carry.getField(name) if name in carried else F.lit(None))
+        .otherwise(columns.get(name, F.lit(None))).cast(output_field(name).dataType).alias(name)
+        for name in dict.fromkeys([*carried, *columns])))
 
 
 def output_columns(col: Callable[[str], Column]) -> dict[str, Column]:

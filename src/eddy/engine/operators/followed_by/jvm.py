@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
+from eddy.engine.operators.chain import carried, carried_output
 from eddy.engine.operators.columnar_expressions import POSITION, Node
 from eddy.engine.operators.columnar_operator import partition_key, writer
 from eddy.engine.operators.followed_by.matching import (
@@ -60,11 +61,12 @@ def jvm_followed_by(analyzed: AnalyzedApp, plan: FollowedByPlan, source: DataFra
         SEQ, TS, FIRST_EVENT, SECOND_EVENT, SECOND_PASSES,
         partition_key(spec.partitioned, PARTITION, source, buckets).cast("int").alias("_key"),
         F.col(PARTITION) if spec.partitioned else F.lit(0).cast("long").alias(PARTITION),
-        *(F.col(physical[c]).alias(f"c{i}") for i, c in enumerate(columns)))
+        *(F.col(physical[c]).alias(f"c{i}") for i, c in enumerate(columns)), *carried(source))
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType()),
                          StructField(POSITION, IntegerType())] +
                         [StructField(f"o{i}", spark_type(o.type))
-                         for i, o in enumerate(spec.selected)])
+                         for i, o in enumerate(spec.selected)] +
+                        carried_output(source))
     spark = source.sparkSession
     computed = operator.apply(laid_out._jdf, json.dumps(operator_spec(spec)),
                               java_schema(spark, output))

@@ -16,6 +16,7 @@ from typing import Protocol
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from eddy.engine.operators.chain import carried
 from eddy.engine.operators.columnar_operator import (
     attribute_column,
     columnar_part,
@@ -88,7 +89,7 @@ def pattern_rows(analyzed: AnalyzedApp, plan: PatternStates, source: DataFrame,
     """The rows a followed-by operator reads: the pattern's streams, with ``e1``'s filter
     and the conditions on ``e2`` (and ``e3`` of ``(e2 or e3)``) alone evaluated here in the
     JVM, the attribute columns and, partitioned, the partition value (rows without one go
-    nowhere)."""
+    nowhere); a link of a chain's carried rows last (:mod:`eddy.engine.operators.chain`)."""
     first = filter_condition(analyzed, plan.info, 0, plan.first, plan.first_filters, layout)
     flags = [(F.col(STREAM) == plan.first) & first]
     completing = [(plan.second, plan.second_filters)]
@@ -107,7 +108,7 @@ def pattern_rows(analyzed: AnalyzedApp, plan: PatternStates, source: DataFrame,
         columns.append(F.col(PARTITION))
     names = [FIRST_EVENT, *(c for side in SIDE_FLAGS[:len(completing)] for c in side)]
     return rows.select(SEQ, TS, *(flag.alias(name) for flag, name in zip(flags, names)),
-                       *columns)
+                       *columns, *carried(source))
 
 
 def compiles_in_spark(analyzed: AnalyzedApp, plan: FollowedByPlan) -> bool:

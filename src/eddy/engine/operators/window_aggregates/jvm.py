@@ -32,6 +32,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, StructType
 
+from eddy.engine.operators.chain import carried, carried_output
 from eddy.engine.operators.columnar_expressions import EXPIRED, POSITION
 from eddy.engine.operators.java_expressions import expression_json
 from eddy.engine.operators.operator_part import writer_frame
@@ -73,7 +74,8 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     spec = plan.spec
     source, key, value = _partitioned(plan, source, buckets)
     rows = operator_rows(analyzed, plan, source, layout,
-                         extra=[value.alias("_partition")] if value is not None else [])
+                         extra=[value.alias("_partition")] if value is not None else
+                         carried(source))
     plain = spec.plain_columns
     types = dict(zip(layout.columns(plan.stream),
                      (a.type for a in layout.attributes(plan.stream))))
@@ -91,7 +93,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
           if isinstance(spec.batch_start, str) else []),
         *([F.coalesce(F.col(spec.session_key), F.lit("None")).alias("_session_key")]
           if spec.session_key else []),  # (a null key: the runtime's ``str(None)``)
-        *(["_partition"] if value is not None else []))
+        *(["_partition"] if value is not None else carried(source)))
     # one current event per passing input, or emissions (chunks: expired events, a batch,
     # a delay's releases, a rate limit's)
     one_per_input = spec.one_per_input
@@ -103,7 +105,8 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
         *([StructField(LIMITER, BooleanType())] if spec.rate and spec.rate.scheduled else [])]
     output = StructType([StructField(SEQ, LongType()), StructField(TS, LongType())] +
                         emission + [StructField(f"o{i}", spark_type(out.type))
-                                    for i, out in enumerate(spec.outputs)])
+                                    for i, out in enumerate(spec.outputs)] +
+                        carried_output(source))
     spark = source.sparkSession
     having = "" if spec.having is None else json.dumps(
         expression_json(spec.having, lambda column: (0, int(column[1:]))))

@@ -27,10 +27,16 @@ final class KeyColumn {
     }
 
     /** {@code rows} through an operator's {@code step}, per state key (the column at
-     *  {@code position}) with one binary value of state, into rows of {@code output}. */
+     *  {@code position}) with one binary value of state, into rows of {@code output}; when
+     *  {@code output} ends with {@link Carrying#CARRY}, the step is a link of a chain and
+     *  hands on the rows it carries ({@link Carrying}). */
     static Dataset<Row> stepped(Dataset<Row> rows, int position,
                                 FlatMapGroupsWithStateFunction<Integer, Row, byte[], Row> step,
                                 StructType output) {
+        String[] names = output.fieldNames();
+        if (names[names.length - 1].equals(Carrying.CARRY)) {
+            step = new Carrying(step, names.length - 1);
+        }
         return grouped(rows, position).flatMapGroupsWithState(step, OutputMode.Append(),
                 Encoders.BINARY(), Encoders.row(output), GroupStateTimeout.NoTimeout());
     }
