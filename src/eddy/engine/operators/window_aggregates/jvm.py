@@ -75,7 +75,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     source, key, value = _partitioned(plan, source, buckets)
     rows = operator_rows(analyzed, plan, source, layout,
                          extra=[value.alias("_partition")] if value is not None else
-                         carried(source))
+                         [F.col(name) for name in carried(source)])
     plain = spec.plain_columns
     types = dict(zip(layout.columns(plan.stream),
                      (a.type for a in layout.attributes(plan.stream))))
