@@ -197,7 +197,9 @@ end;
       "swings": "cycle", "rising": "sequence", "room-pairs": "sequence"}),
     # WSO2's partition idiom: stateful queries of a value partition inserting into its inner
     # streams, read by filters of the partition (one reading another's inner output); a
-    # filter of the partition feeding a window through an inner stream, and one alone.
+    # filter of the partition feeding a window through an inner stream, and one alone;
+    # windows reading what a window of the partition inserts into an inner stream (a chain,
+    # the key the attribute it selects; one producer a time window on the group's clock).
     "partitions": ("@app:playback\n" + TEMP + """
 partition with (roomNo of TempStream) begin
 @info(name = 'room-avg') from TempStream#window.length(3)
@@ -220,13 +222,22 @@ insert into #Warm;
 @info(name = 'warm-sum') from #Warm#window.lengthBatch(2) select roomNo, sum(t2) as total
 insert into WarmSum;
 @info(name = 'cold') from TempStream[temp < 20.0] select roomNo, temp insert into Cold;
+@info(name = 'room-peak') from #RoomAvg#window.length(2) select roomNo, max(avgTemp) as peak
+insert into RoomPeak;
+@info(name = 'room-batch') from #RoomAvg#window.lengthBatch(2)
+select roomNo, count() as n, sum(avgTemp) as total insert into RoomBatch;
+@info(name = 'top-max') from #Tops#window.length(2) select roomNo, max(top) as m
+insert into TopMax;
 end;
-""", {"warm": "spark-sql", "warm-sum": "jvm-window-aggregate" if JVM else "runtime",
+""", {"warm": "spark-sql", "room-peak": "jvm-window-aggregate" if JVM else "runtime",
+      "room-batch": "jvm-window-aggregate" if JVM else "runtime",
+      "top-max": "jvm-window-aggregate" if JVM else "runtime", "warm-sum": "jvm-window-aggregate" if JVM else "runtime",
       "cold": "spark-sql", "room-avg": "jvm-window-aggregate" if JVM else "runtime",
       "room-hot": "spark-sql-tail" if JVM else "runtime",
       "room-hotter": "spark-sql-tail" if JVM else "runtime",
       "room-hottest": "spark-sql-tail" if JVM else "runtime",
-      "room-time": SLIDING, "top-alert": "spark-sql-tail",
+      "room-time": "jvm-window-aggregate" if JVM else "runtime",
+      "top-alert": "spark-sql-tail" if JVM else "runtime",
       "room-rise": "jvm-followed-by" if JVM else "followed-by", "rise-alert": "spark-sql-tail"}),
 }
 

@@ -62,8 +62,8 @@ class EngineFacts:
 
     def chains(self, analyzed: AnalyzedApp, producer: QueryInfo,
                streams: Sequence[str], consumer: QueryInfo) -> bool:
-        if bridge_jar() is None or producer.partition is not None or \
-                consumer.partition is not None or producer.output_stream is None:
+        if bridge_jar() is None or producer.partition != consumer.partition or \
+                producer.output_stream is None:
             return False
         made = plan_window_aggregate(analyzed, [producer], _layout(analyzed, producer, streams),
                                      jvm=True)

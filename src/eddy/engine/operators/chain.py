@@ -34,7 +34,7 @@ def link_rows(analyzed: AnalyzedApp, producer: QueryInfo, upstream: DataFrame
     producer's emission, then ``1``)."""
     stream = producer.output_stream
     assert stream is not None
-    read = InputLayout(((stream, analyzed.read_stream(stream, None).attributes),))
+    read = InputLayout(((stream, analyzed.read_stream(stream, producer.partition).attributes),))
     slots = value_slots(list(producer.outputs))
     assert slots is not None, f"{producer.id}: a chain carries no object attribute (planner)"
     live = F.col(QUERY) == producer.id

@@ -71,6 +71,31 @@ def fed_stream(analyzed: AnalyzedApp, info: QueryInfo) -> Fed | None:
             return Fed(tuple(chain), produced[0], stream)
 
 
+def inner_key(analyzed: AnalyzedApp, reader: QueryInfo, stream: str) -> str | None:
+    """The attribute of the inner stream ``stream`` (``#T``) that holds the partition key of
+    each of its events, as ``reader`` (a query of the partition) reads them: the one query
+    filling ``#T`` reads one stream the partition splits by a plain attribute and selects
+    that attribute as it is (an event of ``#T`` stays with the key of the event that caused
+    it, whose attribute that is); None when no attribute is known to hold the key."""
+    fillers = [q for q in analyzed.queries if fills(q, stream, reader)]
+    if reader.partition is None or len(fillers) != 1 or len(set(fillers[0].inputs)) != 1:
+        return None
+    filler, source = fillers[0], fillers[0].inputs[0]
+    key = next((p.expression.attribute
+                for p in analyzed.partition(reader.partition).partition.partition_types
+                if p.stream == source and isinstance(p, ast.ValuePartitionType)
+                and isinstance(p.expression, ast.Variable)), None)
+    if key is None:
+        return None
+    selected = filler.query.selector.attributes
+    if selected is None:  # select *
+        return key if key in (a.name for a in filler.outputs) else None
+    return next((out.name for item, out in zip(selected, filler.outputs)
+                 if isinstance(item.expression, ast.Variable)
+                 and item.expression.attribute == key and item.expression.stream_index is None),
+                None)
+
+
 def fills(query: QueryInfo, name: str, reader: QueryInfo) -> bool:
     """Whether ``query`` inserts into the stream ``reader`` reads as ``name`` (an inner
     stream ``#T`` is its partition's own)."""

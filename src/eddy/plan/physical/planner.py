@@ -159,7 +159,7 @@ class Planning:
         turn."""
         from eddy.plan.physical.rules.spark_sql import stateless_shape
 
-        return producer.target_kind == "stream" and \
+        return producer.target_kind in ("stream", "inner") and \
             not stateless_shape(self.analyzed, producer) and \
             set(producer.inputs) <= set(self.sources.streams) and \
             not self.touches_global_state(consumer) and \

@@ -35,7 +35,7 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, S
 from eddy.engine.operators.chain import carried, carried_output
 from eddy.engine.operators.columnar_expressions import EXPIRED, POSITION
 from eddy.engine.operators.java_expressions import expression_json
-from eddy.engine.operators.operator_part import writer_frame
+from eddy.engine.operators.operator_part import CARRY, writer_frame
 from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates.plan import (
     Ordering,
@@ -74,8 +74,8 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
     spec = plan.spec
     source, key, value = _partitioned(plan, source, buckets)
     rows = operator_rows(analyzed, plan, source, layout,
-                         extra=[value.alias("_partition")] if value is not None else
-                         [F.col(name) for name in carried(source)])
+                         extra=[*([value.alias("_partition")] if value is not None else []),
+                                *(F.col(name) for name in carried(source))])
     plain = spec.plain_columns
     types = dict(zip(layout.columns(plan.stream),
                      (a.type for a in layout.attributes(plan.stream))))
@@ -93,7 +93,7 @@ def jvm_window_aggregate(analyzed: AnalyzedApp, plan: WindowPlan, source: DataFr
           if isinstance(spec.batch_start, str) else []),
         *([F.coalesce(F.col(spec.session_key), F.lit("None")).alias("_session_key")]
           if spec.session_key else []),  # (a null key: the runtime's ``str(None)``)
-        *(["_partition"] if value is not None else carried(source)))
+        *(["_partition"] if value is not None else []), *carried(source))
     # one current event per passing input, or emissions (chunks: expired events, a batch,
     # a delay's releases, a rate limit's)
     one_per_input = spec.one_per_input
@@ -137,7 +137,10 @@ def _partitioned(plan: WindowPlan, source: DataFrame, buckets: int
     # (read from the operator's rows, which keep it as ``_partition``: a fed inner stream's
     # key is a column of the head's input, which they do not keep)
     assert buckets > 0, "a partitioned query's state is bucketed by its partition value"
-    rows = source.where((F.col(STREAM) == plan.stream) & F.col(partition).isNotNull())
+    keep = (F.col(STREAM) == plan.stream) & F.col(partition).isNotNull()
+    if carried(source):  # a link of a chain hands on every row it carries
+        keep = keep | F.col(CARRY).isNotNull()
+    rows = source.where(keep)
     return rows, hash_bucket([F.col("_partition")], buckets, source.sparkSession), \
         F.col(partition)
 

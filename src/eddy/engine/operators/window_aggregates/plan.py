@@ -38,7 +38,7 @@ from eddy.lang.formatter import format_expression
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 from eddy.lang.typecheck import constant_value
 from eddy.lang.walk import walk_expression
-from eddy.plan.physical.heads import fed_stream
+from eddy.plan.physical.heads import fed_stream, inner_key
 from eddy.plan.physical.rules.window_aggregate import CLOCKED, on_the_group_clock
 
 _PLAIN_TYPES = (AttrType.INT, AttrType.LONG, AttrType.DOUBLE, AttrType.STRING, AttrType.BOOL)
@@ -193,10 +193,10 @@ class WindowSpec:
     @property
     def reads_no_clock(self) -> bool:
         """Whether the operator's outputs depend on its own rows alone, not on the group's
-        clock: no timer, no expired event stamped with the clock, no timed rate limit, no
-        partition (whose rows without a value only move the clock)."""
+        clock: no timer, no expired event stamped with the clock, no timed rate limit (in a
+        partition, then, each value's window reads only that value's rows)."""
         return self.window not in TIMED and self.events == "current" and \
-            self.partition_column is None and (self.rate is None or self.rate.unit == "events")
+            (self.rate is None or self.rate.unit == "events")
 
 
 @dataclass(frozen=True)
@@ -464,10 +464,21 @@ def _partition(analyzed: AnalyzedApp, info: QueryInfo, stream: str,
     ``stream`` by a plain int, long, string or bool attribute (whose values are equal
     exactly when their Java ``toString``s, Siddhi's partition keys, are), else None. An
     inner stream ``#T`` that a head of the partition fills from such a stream
-    (:mod:`eddy.plan.physical.heads`) has its input event's key: the row's column of it."""
+    (:mod:`eddy.plan.physical.heads`) has its input event's key: the row's column of it; one
+    that a link of a chain reads alone (:mod:`eddy.engine.operators.chain`), the attribute
+    of ``#T`` its producer selected the key into (:func:`~eddy.plan.physical.heads.
+    inner_key`)."""
     assert info.partition is not None
     partition = analyzed.partition(info.partition)
     place = [q.id for q in partition.queries].index(info.id)
+    if stream.startswith("#") and stream in dict(layout.streams) and \
+            len(layout.streams) == 1:  # a link of a chain reads its producer's #T alone
+        key = inner_key(analyzed, info, stream)
+        if key is None:
+            return None
+        column = dict(zip((a.name for a in layout.attributes(stream)),
+                          layout.columns(stream)))[key]
+        return (column, place) if types[column] in _PARTITION_TYPES else None
     if stream.startswith("#"):
         fed = fed_stream(analyzed, info)
         if fed is None or fed.stream != stream:

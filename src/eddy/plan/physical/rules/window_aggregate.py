@@ -63,6 +63,7 @@ from collections.abc import Sequence
 
 from eddy.lang import ast
 from eddy.lang.semantic import QueryInfo
+from eddy.plan.physical.heads import inner_key
 from eddy.plan.physical.model import ONE_KEY, QueryChoice, StateKey
 from eddy.plan.physical.planner import Planning
 
@@ -120,11 +121,14 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
             "events with, the group's clock)"
     elif info.partition is not None:  # each partition value has its own window
         fed = planning.fed_through(info)  # an inner stream's events have their head's key
-        stream = fed.source if source.inner and fed is not None else source.stream
-        attribute = next(p.expression.attribute for p in
-                         planning.analyzed.partition(info.partition).partition.partition_types
-                         if p.stream == stream and isinstance(p, ast.ValuePartitionType)
-                         and isinstance(p.expression, ast.Variable))
+        stream = fed.source if source.inner and fed is not None else \
+            info.inputs[0] if planning.producer_of(info) is not None else source.stream
+        attribute = inner_key(planning.analyzed, info, stream) if stream.startswith("#") else \
+            next(p.expression.attribute for p in
+                 planning.analyzed.partition(info.partition).partition.partition_types
+                 if p.stream == stream and isinstance(p, ast.ValuePartitionType)
+                 and isinstance(p.expression, ast.Variable))
+        assert attribute is not None, "a link's key is an attribute of its producer's (facts)"
         key = StateKey("buckets", ((stream, attribute),), BUCKETS)
     planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why,
                                 planning.producer_id(info)))
