@@ -476,9 +476,8 @@ def _partition(analyzed: AnalyzedApp, info: QueryInfo, stream: str,
         key = inner_key(analyzed, info, stream)
         if key is None:
             return None
-        column = dict(zip((a.name for a in layout.attributes(stream)),
-                          layout.columns(stream)))[key]
-        return (column, place) if types[column] in _PARTITION_TYPES else None
+        held = dict(zip((a.name for a in layout.attributes(stream)), layout.columns(stream)))[key]
+        return (held, place) if types[held] in _PARTITION_TYPES else None
     if stream.startswith("#"):
         fed = fed_stream(analyzed, info)
         if fed is None or fed.stream != stream:
