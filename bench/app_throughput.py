@@ -73,7 +73,9 @@ Apps:
   into an alert stream;
 - ``room-trends``: averages of the last minute by room into a stream, and two stateful
   queries reading it: each room's peak of its last 10 averages, and an average above 40
-  followed by a higher one in that room within a minute (a chain of stateful queries).
+  followed by a higher one in that room within a minute (a chain of stateful queries);
+- ``device-trends``: WSO2's partition idiom with a stateful reader: per device, the average
+  of its last 10 readings into ``#AvgTempStream``, and the peak of its last 5 averages.
 
 The Siddhi reference figures (one JVM thread of this machine, one event per send) are in
 ``RESULTS.md``. ``--handwritten`` runs, in the same process, a hand-written PySpark job
@@ -289,6 +291,15 @@ select roomNo, max(avgTemp) as peakAvg group by roomNo insert into RoomPeakStrea
 from every e1=RoomAvgStream[avgTemp > 40.0]
     -> e2=RoomAvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp + 1.0] within 1 min
 select e1.roomNo, e1.avgTemp as fromAvg, e2.avgTemp as toAvg insert into RoomClimbStream;
+""",
+    "device-trends": "@app:name('DeviceTrends')\n" + TEMP + """
+partition with (deviceID of TempStream)
+begin
+    @info(name = 'device-avg') from TempStream#window.length(10)
+    select deviceID, avg(temp) as avgTemp insert into #AvgTempStream;
+    @info(name = 'device-peak') from #AvgTempStream#window.length(5)
+    select deviceID, max(avgTemp) as peakAvg insert into DevicePeakStream;
+end;
 """,
     "device-alerts": "@app:name('DeviceAlerts')\n" + TEMP + """
 partition with (deviceID of TempStream)
