@@ -31,6 +31,7 @@ from columnar_runs import (
     random_events,
     replay_equals_runtime,
 )
+from examples import examples
 
 from eddy.engine.compile.native_queries import plan_native
 from eddy.engine.operators.followed_by import FollowedByPlan, plan_followed_by
@@ -122,7 +123,7 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
     return analyzed, events, cuts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(scenarios())
 def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEvent],
                                                      list[int]]) -> None:

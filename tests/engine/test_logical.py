@@ -31,6 +31,7 @@ from columnar_runs import (
     replay_equals_runtime,
     state_rows,
 )
+from examples import examples
 
 from eddy.engine.compile.native_queries import plan_native
 from eddy.engine.compile.operator_facts import physical_plan
@@ -103,7 +104,7 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
     return analyzed, events, cuts
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(scenarios())
 def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEvent],
                                                      list[int]]) -> None:

@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from columnar_runs import Output, by_operator, by_runtime
+from examples import examples
 
 from eddy.engine.compile.native_queries import plan_native
 from eddy.engine.operators.columnar_expressions import (
@@ -205,7 +206,7 @@ def scenarios(draw: st.DrawFn) -> tuple[AnalyzedApp, list[InputEvent], list[int]
     return analyzed, events, draw(st.lists(st.integers(1, 12), max_size=6))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(scenarios())
 def test_operator_equals_the_runtime(scenario: tuple[AnalyzedApp, list[InputEvent],
                                                      list[int]]) -> None:
