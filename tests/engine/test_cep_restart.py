@@ -52,8 +52,8 @@ define stream TempStream (deviceID long, roomNo int, temp double);
 @info(name = 'avg') from TempStream#window.time(2 sec)
 select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
 @info(name = 'climb')
-from every e1=AvgStream[avgTemp > 30.0] -> e2=AvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp]
-within 3 sec
+from every e1=AvgStream[avgTemp > 30.0]
+  -> e2=AvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp] within 3 sec
 select e1.roomNo, e1.avgTemp as before, e2.avgTemp as after insert into Climbs;
 @info(name = 'tops') from AvgStream#window.length(3) select roomNo, max(avgTemp) as top
 group by roomNo insert into Tops;

@@ -142,13 +142,14 @@ insert into MildMin;
       "hot-rise": "jvm-followed-by" if JVM else "followed-by", "hot-pairs": "window-join"}),
     # Stateful queries reading what a stateful query inserts, in the same micro-batch: a
     # pattern, a length window (with a tail) and a batch window after a time window's
-    # averages; a sort window after a length window with 'having' (some rows emit nothing).
+    # averages; a sort window after a length window with 'having' (some rows emit nothing);
+    # a pattern after a window a filter feeds.
     "stateful-chains": ("@app:playback\n" + TEMP + """
 @info(name = 'avg') from TempStream[temp > 20.0]#window.time(1 sec)
 select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
 @info(name = 'climb')
-from every e1=AvgStream[avgTemp > 30.0] -> e2=AvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp]
-within 2 sec
+from every e1=AvgStream[avgTemp > 30.0]
+  -> e2=AvgStream[roomNo == e1.roomNo and avgTemp > e1.avgTemp] within 2 sec
 select e1.roomNo, e1.avgTemp as before, e2.avgTemp as after insert into Climbs;
 @info(name = 'tops') from AvgStream#window.length(3) select roomNo, max(avgTemp) as top
 group by roomNo insert into Tops;
@@ -159,7 +160,17 @@ sum(avgTemp) as total insert into Batches;
 select roomNo, avg(temp) as mean group by roomNo having mean > 25.0 insert into Warmish;
 @info(name = 'sorted') from Warmish#window.sort(2, mean) select roomNo, mean, count() as n
 insert into Sorted;
-""", {"avg": SLIDING, "climb": "jvm-followed-by" if JVM else "runtime",
+@info(name = 'valid') from TempStream[temp < 45.0] select roomNo, temp insert into Valid;
+@info(name = 'valid-avg') from Valid#window.time(1 sec) select roomNo, avg(temp) as a
+group by roomNo insert into ValidAvg;
+@info(name = 'valid-rise')
+from every e1=ValidAvg -> e2=ValidAvg[roomNo == e1.roomNo and a > e1.a]
+select e1.roomNo, e1.a as before, e2.a as after insert into ValidRises;
+""", {"valid": "spark-sql" if JVM else "runtime",
+      "valid-avg": "jvm-window-aggregate" if JVM else "runtime",
+      "valid-rise": "jvm-followed-by" if JVM else "runtime",
+      "avg": "jvm-window-aggregate" if JVM else "runtime",
+      "climb": "jvm-followed-by" if JVM else "runtime",
       "tops": "jvm-window-aggregate" if JVM else "runtime",
       "top-alert": "spark-sql-tail" if JVM else "runtime",
       "batches": "jvm-window-aggregate" if JVM else "runtime",
@@ -231,7 +242,8 @@ insert into TopMax;
 end;
 """, {"warm": "spark-sql", "room-peak": "jvm-window-aggregate" if JVM else "runtime",
       "room-batch": "jvm-window-aggregate" if JVM else "runtime",
-      "top-max": "jvm-window-aggregate" if JVM else "runtime", "warm-sum": "jvm-window-aggregate" if JVM else "runtime",
+      "top-max": "jvm-window-aggregate" if JVM else "runtime",
+      "warm-sum": "jvm-window-aggregate" if JVM else "runtime",
       "cold": "spark-sql", "room-avg": "jvm-window-aggregate" if JVM else "runtime",
       "room-hot": "spark-sql-tail" if JVM else "runtime",
       "room-hotter": "spark-sql-tail" if JVM else "runtime",

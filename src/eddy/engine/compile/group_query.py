@@ -19,7 +19,8 @@ its own state. A Java operator may read another's outputs (a chain the planner a
 :meth:`~eddy.plan.physical.planner.Planning.producer_of`): Spark runs the stateful
 operators one after the other in the micro-batch, each link carrying the outputs of the
 ones before it (:mod:`eddy.engine.operators.chain`). The planner's rules say when each is
-exact; the answers it needs from the operators come from :mod:`eddy.engine.compile.operator_facts`, so ``eddy explain`` shows what runs here.
+exact; the answers it needs from the operators come from
+:mod:`eddy.engine.compile.operator_facts`, so ``eddy explain`` shows what runs here.
 The result is the group's tagged output rows, ready for one writer that routes them by target.
 
 Live mode's heartbeat rows (:data:`~eddy.engine.spark.row_layout.TICK_STREAM`) reach the runtime
@@ -196,14 +197,22 @@ def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: 
          upstream: DataFrame | None = None
          ) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
     """The rows and layout a stateful query's operator reads, and the order path at which
-    an input's event reaches the query: the group's, or for a query fed through its head
-    (:mod:`eddy.plan.physical.heads`, as the planner placed it) the rows with the head's
-    events as input (:func:`~eddy.engine.compile.native_queries.as_input`), or for a link
-    of a chain the rows of the chain so far (``upstream``: :mod:`eddy.engine.operators.chain`)."""
-    if choice.producer is not None:
-        assert upstream is not None, f"{choice.query}: a link reads its chain (a bug in eddy)"
-        return link_rows(analyzed, analyzed.query(choice.producer), upstream)
-    fed = fed_stream(analyzed, analyzed.query(choice.query))
+    an input's event reaches the query: :func:`_through_heads`, or for a link of a chain
+    the rows of the chain so far (``upstream``: :mod:`eddy.engine.operators.chain`)."""
+    if choice.producer is None:
+        return _through_heads(analyzed, analyzed.query(choice.query), source, layout)
+    assert upstream is not None, f"{choice.query}: a link reads its chain (a bug in eddy)"
+    producer = analyzed.query(choice.producer)
+    _, _, entry = _through_heads(analyzed, producer, source, layout)
+    return link_rows(analyzed, producer, upstream, entry)
+
+
+def _through_heads(analyzed: AnalyzedApp, info: QueryInfo, source: DataFrame,
+                   layout: InputLayout) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
+    """The group's rows, layout and order path (``(1,)``), or for a query fed through its
+    head (:mod:`eddy.plan.physical.heads`, as the planner placed it) the rows with the
+    head's events as input (:func:`~eddy.engine.compile.native_queries.as_input`)."""
+    fed = fed_stream(analyzed, info)
     if fed is None or fed.stream in dict(layout.streams):
         return source, layout, (1,)
     return as_input(analyzed, fed, source, layout)

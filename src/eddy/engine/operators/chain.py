@@ -24,14 +24,15 @@ from eddy.engine.spark.row_layout import QUERY, SEQ, STREAM, TS, InputLayout, va
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
 
 
-def link_rows(analyzed: AnalyzedApp, producer: QueryInfo, upstream: DataFrame
-              ) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
+def link_rows(analyzed: AnalyzedApp, producer: QueryInfo, upstream: DataFrame,
+              entry: tuple[int, ...]) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
     """What a consumer chained to ``producer`` reads from ``upstream`` (the writer's rows of
     the chain so far): each of them carried, and each output of the producer (at most one
     current event per input row) also as an event of the stream it fills, with its input
     row's ``_seq`` and its own time, in a layout of that stream alone (a carried row only
     has no ``_seq``); and the path at which such an event reaches a subscriber (the
-    producer's emission, then ``1``)."""
+    producer's emission, then ``1``; ``entry``: where an input's event reaches the
+    producer)."""
     stream = producer.output_stream
     assert stream is not None
     read = InputLayout(((stream, analyzed.read_stream(stream, producer.partition).attributes),))
@@ -43,7 +44,7 @@ def link_rows(analyzed: AnalyzedApp, producer: QueryInfo, upstream: DataFrame
         *(F.when(live, F.col(slot)).alias(column)
           for slot, column in zip(slots, read.columns(stream))),
         F.struct(*upstream.columns).alias(CARRY))
-    return rows, read, (*order_prefix(producer, analyzed.place(producer))[:-1], 1)
+    return rows, read, (*order_prefix(producer, analyzed.place(producer), entry)[:-1], 1)
 
 
 def carried(source: DataFrame) -> list[str]:

@@ -115,8 +115,8 @@ class Planning:
     def producer_of(self, info: QueryInfo) -> QueryInfo | None:
         """The stateful query whose Java operator's outputs ``info``'s operator reads, in
         the same micro-batch, when ``info`` reads only the stream that query alone fills
-        and the two form a chain (:meth:`_chains`), the producer standing alone over the
-        group's input streams; else None.
+        and the two form a chain (:meth:`_chains`), the producer standing alone (over the
+        group's input streams, or fed through its filters); else None.
 
         Exact because such a producer emits at most one current event per input row, at
         that row's place and time, and the reference hands each to its subscribers before
@@ -145,27 +145,33 @@ class Planning:
                     if q not in self.queries):
             return None
         producer = fillers[0]
-        if not self._chains(producer, info) or \
-                not self._standalone_over(producer, self.sources.streams):
+        if not self._chains(producer, info) or not self.standalone(producer):
             return None
         return producer
 
     def _chains(self, producer: QueryInfo, consumer: QueryInfo) -> bool:
-        """Whether ``consumer`` may read ``producer``'s outputs in a chain of operators (the
-        engine's :meth:`~eddy.plan.physical.facts.OperatorFacts.chains`): the producer keeps state
-        (a filter feeds its readers through :meth:`fed_through` or has them as
-        :meth:`tails`) and reads the group's input streams only, the consumer is no tail (Spark SQL runs those after
-        the producer's operator), touches no table and feeds no aggregation; checked without asking whether either stands alone, which asks this in
-        turn."""
+        """Whether ``consumer`` may read ``producer``'s outputs in a chain of operators
+        (the engine's :meth:`~eddy.plan.physical.facts.OperatorFacts.chains`): the producer
+        keeps state (a filter feeds its readers through :meth:`fed_through` or has them as
+        :meth:`tails`) and reads the group's input streams, or what filters of them insert
+        (:meth:`_heads`); the consumer is no tail (Spark SQL runs those after the
+        producer's operator), touches no table and feeds no aggregation. Checked without
+        asking whether either stands alone, which asks this in turn."""
         from eddy.plan.physical.rules.spark_sql import stateless_shape
 
-        return producer.target_kind in ("stream", "inner") and \
-            not stateless_shape(self.analyzed, producer) and \
-            set(producer.inputs) <= set(self.sources.streams) and \
-            not self.touches_global_state(consumer) and \
-            not self.filters_in_spark(consumer, tail=True) \
-            and consumer.output_stream not in self.aggregation_inputs() and \
-            self.facts.chains(self.analyzed, producer, self.sources.streams, consumer)
+        if producer.target_kind not in ("stream", "inner") or \
+                stateless_shape(self.analyzed, producer) or \
+                self.touches_global_state(consumer) or \
+                self.filters_in_spark(consumer, tail=True) or \
+                consumer.output_stream in self.aggregation_inputs():
+            return False
+        streams = self.sources.streams
+        if not set(producer.inputs) <= set(streams):
+            heads = self._heads(producer)
+            if heads is None:
+                return False
+            streams = (*streams, heads.stream)
+        return self.facts.chains(self.analyzed, producer, streams, consumer)
 
     def fed_through(self, info: QueryInfo) -> Fed | None:
         """How ``info`` runs on an operator of its own although a query of the group fills
@@ -181,16 +187,25 @@ class Planning:
     def _fed_through(self, info: QueryInfo) -> Fed | None:
         from eddy.plan.physical.rules import STATEFUL
 
+        fed = self._heads(info)
+        if fed is None:
+            return None
+        streams = (*self.sources.streams, fed.stream)
+        if not self._standalone_over(info, streams) or \
+                not any(rule.takes(self, info, streams) for rule in STATEFUL):
+            return None
+        return fed
+
+    def _heads(self, info: QueryInfo) -> Fed | None:
+        """The heads ``info`` would be :meth:`fed_through`, when each only filters and
+        projects in Spark SQL, from one of the group's input streams, feeding no
+        aggregation; whether ``info`` stands alone over them is the rest."""
         fed = fed_stream(self.analyzed, info)
         if fed is None or fed.source not in self.sources.streams:
             return None
         aggregated = self.aggregation_inputs()
         if any(not self.filters_in_spark(head) or head.output_stream in aggregated
                for head in fed.heads):
-            return None
-        streams = (*self.sources.streams, fed.stream)
-        if not self._standalone_over(info, streams) or \
-                not any(rule.takes(self, info, streams) for rule in STATEFUL):
             return None
         return fed
 
