@@ -210,7 +210,8 @@ end;
     # streams, read by filters of the partition (one reading another's inner output); a
     # filter of the partition feeding a window through an inner stream, and one alone;
     # windows reading what a window of the partition inserts into an inner stream (a chain,
-    # the key the attribute it selects; one producer a time window on the group's clock).
+    # the key the attribute it selects; one producer a time window on the group's clock);
+    # patterns over inner streams, one a window fills, one a filter.
     "partitions": ("@app:playback\n" + TEMP + """
 partition with (roomNo of TempStream) begin
 @info(name = 'room-avg') from TempStream#window.length(3)
@@ -239,10 +240,16 @@ insert into RoomPeak;
 select roomNo, count() as n, sum(avgTemp) as total insert into RoomBatch;
 @info(name = 'top-max') from #Tops#window.length(2) select roomNo, max(top) as m
 insert into TopMax;
+@info(name = 'avg-jump') from every e1=#RoomAvg -> e2=#RoomAvg[avgTemp > e1.avgTemp + 5.0]
+select e1.avgTemp as before, e2.avgTemp as after insert into AvgJump;
+@info(name = 'warm-rise') from every e1=#Warm -> e2=#Warm[t2 > e1.t2]
+select e1.t2 as low, e2.t2 as high insert into WarmRise;
 end;
 """, {"warm": "spark-sql", "room-peak": "jvm-window-aggregate" if JVM else "runtime",
       "room-batch": "jvm-window-aggregate" if JVM else "runtime",
       "top-max": "jvm-window-aggregate" if JVM else "runtime",
+      "avg-jump": "jvm-followed-by" if JVM else "runtime",
+      "warm-rise": "jvm-followed-by" if JVM else "followed-by",
       "warm-sum": "jvm-window-aggregate" if JVM else "runtime",
       "cold": "spark-sql", "room-avg": "jvm-window-aggregate" if JVM else "runtime",
       "room-hot": "spark-sql-tail" if JVM else "runtime",

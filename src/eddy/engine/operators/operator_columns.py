@@ -43,8 +43,11 @@ def state_of(source: Source, sources: Sequence[Source]) -> int | None:
 class OperatorColumns:
     """Allocates operator columns for the query's inputs (``prefixes[i]`` for input i)."""
 
-    def __init__(self, sources: Sequence[Source], prefixes: Sequence[str]) -> None:
+    def __init__(self, sources: Sequence[Source], prefixes: Sequence[str],
+                 streams: Sequence[str] | None = None) -> None:
         self.sources, self.prefixes = sources, prefixes
+        self.streams = [s.stream for s in sources] if streams is None else list(streams)
+        """The stream each input reads, as the rows name it (an inner ``#T``)."""
         self.named: dict[tuple[int, str], str] = {}  # (input, attribute) -> column
         self.types: dict[str, AttrType] = {}
         self.attributes: dict[str, tuple[str, str]] = {}  # physical -> (stream, attribute)
@@ -60,7 +63,7 @@ class OperatorColumns:
             found = f"{self.prefixes[side]}{sum(1 for s, _ in self.named if s == side)}"
             self.named[(side, attribute.name)] = found
             self.types[found] = attribute.type
-            read = (self.sources[side].stream, attribute.name)
+            read = (self.streams[side], attribute.name)
             self.physical[found] = next((c for c, a in self.attributes.items() if a == read),
                                         found)
             self.attributes.setdefault(self.physical[found], read)

@@ -30,6 +30,7 @@ from eddy.lang import ast
 from eddy.lang.ast import AttrType
 from eddy.lang.scope import Scope, SemanticError, Source
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
+from eddy.plan.physical.heads import inner_key
 from eddy.runtime.pattern.index import conjuncts
 
 _KEY_TYPES = (AttrType.INT, AttrType.LONG, AttrType.STRING, AttrType.BOOL)
@@ -110,7 +111,7 @@ def plan_followed_by(analyzed: AnalyzedApp, rest: Sequence[QueryInfo],
     if states is None or len(info.scope.sources) != 1 + len(states[2]):
         return None
     every, first, seconds = states
-    streams = {first.stream.stream, *(s.stream.stream for s in seconds)}
+    streams = {read_name(first.stream), *(read_name(s.stream) for s in seconds)}
     if not streams <= set(dict(layout.streams)):
         return None
     partition = partition_of(analyzed, info, streams)
@@ -164,22 +165,29 @@ def _states(state: ast.StateElement) -> tuple[bool, ast.StreamStateElement,
     if not all(type(s) is ast.StreamStateElement for s in (first, *seconds)):
         return None
     plain = [s for s in (first, *seconds) if isinstance(s, ast.StreamStateElement)]
-    if not all(filtered_only(s.stream) for s in plain):
+    if not all(filtered_only(s.stream, inner=True) for s in plain):
         return None
     return every, plain[0], plain[1:]
 
 
-def filtered_only(stream: ast.SingleInputStream) -> bool:
+def filtered_only(stream: ast.SingleInputStream, *, inner: bool = False) -> bool:
     """Whether a state reads an input stream through filters alone (no window, function or
-    inner or fault stream)."""
-    return not (stream.inner or stream.fault) and \
+    fault stream; ``inner``: a partition's inner stream too, read as ``#T``)."""
+    return not ((stream.inner and not inner) or stream.fault) and \
         all(isinstance(h, ast.Filter) for h in stream.handlers)
+
+
+def read_name(stream: ast.SingleInputStream) -> str:
+    """The stream a state reads as the rows name it: ``#T`` for a partition's inner one."""
+    return f"#{stream.stream}" if stream.inner else stream.stream
 
 
 def partition_of(analyzed: AnalyzedApp, info: QueryInfo,
                  streams: set[str]) -> dict[str, str] | None:
     """Stream → partition attribute (empty: unpartitioned); None when the partition is not a
-    value partition by a plain attribute of every stream the pattern reads."""
+    value partition by a plain attribute of every stream the pattern reads (of an inner
+    stream ``#T``: the attribute its filler selected the key into,
+    :func:`~eddy.plan.physical.heads.inner_key`)."""
     if info.partition is None:
         return {}
     attributes: dict[str, str] = {}
@@ -188,10 +196,13 @@ def partition_of(analyzed: AnalyzedApp, info: QueryInfo,
                 and isinstance(ptype.expression, ast.Variable)):
             return None
         attributes[ptype.stream] = ptype.expression.attribute
-    if not streams <= set(attributes):
-        return None
+    for stream in streams - set(attributes):  # an inner stream: its key's attribute
+        key = inner_key(analyzed, info, stream) if stream.startswith("#") else None
+        if key is None:
+            return None
+        attributes[stream] = key
     for stream in streams:
-        kind = next(a.type for a in analyzed.streams[stream].attributes
+        kind = next(a.type for a in analyzed.read_stream(stream, info.partition).attributes
                     if a.name == attributes[stream])
         if kind not in _KEY_TYPES:
             return None  # a double's key is Java's toString: left to the runtime
@@ -203,7 +214,8 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, 
           partition: dict[str, str]) -> FollowedByPlan | None:
     scope = info.scope
     sources = scope.sources
-    named = OperatorColumns(sources, (FIRST, *SIDES[:len(seconds)]))
+    named = OperatorColumns(sources, (FIRST, *SIDES[:len(seconds)]),
+                            [read_name(s.stream) for s in (first, *seconds)])
     first_scope = scope.with_current(sources[0])
     first_filters = state_filters(first.stream)
     if any(states_read(f, first_scope, sources) - {0} for f in first_filters):
@@ -221,9 +233,9 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, 
                           tuple(named.physical.items()), left.keys, left.residual,
                           selected, order_prefix(analyzed, info), every,
                           right[0][0] if right else None)
-    return FollowedByPlan(info, first.stream.stream, seconds[0].stream.stream,
+    return FollowedByPlan(info, read_name(first.stream), read_name(seconds[0].stream),
                           tuple(first_filters), alone, partition, named.attributes, spec,
-                          seconds[1].stream.stream if right else None,
+                          read_name(seconds[1].stream) if right else None,
                           right[0][1] if right else ())
 
 

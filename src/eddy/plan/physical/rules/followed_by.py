@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 from eddy.lang import ast
 from eddy.lang.semantic import QueryInfo
+from eddy.plan.physical.heads import inner_key
 from eddy.plan.physical.model import ONE_KEY, QueryChoice, StateKey
 from eddy.plan.physical.planner import Planning
 
@@ -64,6 +65,10 @@ def instance_key(planning: Planning, info: QueryInfo) -> StateKey:
                   for p in planning.analyzed.partition(info.partition).partition.partition_types
                   if isinstance(p, ast.ValuePartitionType)
                   and isinstance(p.expression, ast.Variable) and p.stream in streams}
+    for stream in streams - set(attributes):  # an inner stream: where its filler put the key
+        key = inner_key(planning.analyzed, info, stream) if stream.startswith("#") else None
+        if key is not None:
+            attributes[stream] = key
     return StateKey("buckets", tuple(sorted(attributes.items())), BUCKETS)
 
 
