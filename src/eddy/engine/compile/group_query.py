@@ -71,8 +71,8 @@ from eddy.engine.operators.window_aggregates.jvm import jvm_window_aggregate
 from eddy.engine.operators.window_join import WindowJoinPlan, plan_window_join, window_join_part
 from eddy.engine.spark.row_layout import DATA, STORE_STREAM, TICK_STREAM, InputLayout
 from eddy.plan.physical import GroupPhysicalPlan, QueryChoice
-from eddy.plan.physical.model import Operator
 from eddy.plan.physical.heads import fed_stream
+from eddy.plan.physical.model import Operator
 from eddy.plan.physical.planner import aggregation_inputs
 from eddy.runtime.table import build_tables
 from eddy.store.aggregation_settings import worker_environment
