@@ -144,7 +144,7 @@ insert into MildMin;
     # pattern, a length window (with a tail) and a batch window after a time window's
     # averages; a sort window after a length window with 'having' (some rows emit nothing);
     # a pattern after a window a filter feeds; a filter of the averages written after their
-    # readers (its outputs follow theirs).
+    # readers (its outputs follow theirs); a pattern over a reader's outputs (three links).
     "stateful-chains": ("@app:playback\n" + TEMP + """
 @info(name = 'avg') from TempStream[temp > 20.0]#window.time(1 sec)
 select roomNo, avg(temp) as avgTemp group by roomNo insert into AvgStream;
@@ -168,7 +168,10 @@ group by roomNo insert into ValidAvg;
 from every e1=ValidAvg -> e2=ValidAvg[roomNo == e1.roomNo and a > e1.a]
 select e1.roomNo, e1.a as before, e2.a as after insert into ValidRises;
 @info(name = 'avg-alert') from AvgStream[avgTemp > 40.0] select roomNo insert into AvgAlert;
-""", {"avg-alert": "spark-sql-tail" if JVM else "runtime","valid": "spark-sql" if JVM else "runtime",
+@info(name = 'top-rise') from every e1=Tops -> e2=Tops[roomNo == e1.roomNo and top > e1.top]
+select e1.roomNo, e2.top as higher insert into TopRises;
+""", {"avg-alert": "spark-sql-tail" if JVM else "runtime",
+      "top-rise": "jvm-followed-by" if JVM else "runtime","valid": "spark-sql" if JVM else "runtime",
       "valid-avg": "jvm-window-aggregate" if JVM else "runtime",
       "valid-rise": "jvm-followed-by" if JVM else "runtime",
       "avg": "jvm-window-aggregate" if JVM else "runtime",

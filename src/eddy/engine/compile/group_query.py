@@ -47,7 +47,7 @@ from eddy.engine.compile.native_queries import (
 from eddy.engine.compile.operator_facts import physical_plan, source_plan
 from eddy.engine.compile.runtime_input import runtime_rows, state_key
 from eddy.engine.operators.aggregation_step import aggregation_split, make_aggregation_step
-from eddy.engine.operators.chain import link_rows
+from eddy.engine.operators.chain import link_entry, link_rows
 from eddy.engine.operators.counting import CountingPlan, counting_part, plan_counting
 from eddy.engine.operators.cycle import cycle_part, plan_cycle
 from eddy.engine.operators.followed_by import FollowedByPlan, followed_by_part, plan_followed_by
@@ -117,11 +117,21 @@ def compile_physical(app_text: str, analyzed: AnalyzedApp, plan: GroupPhysicalPl
     for name in [n for operator in _JVM for n in plan.ids(operator)]:
         if plan.choice(name).producer is not None:
             continue  # a link of its producer's chain
-        chain = [name, *(c.query for c in plan.queries if c.producer == name)]
-        frame = None  # each link reads the one before it (:mod:`.chain`)
+        chain = [name]  # producers before their readers
+        while more := [c.query for c in plan.queries
+                       if c.producer in chain and c.query not in chain]:
+            chain += more
+        entries = {name: _through_heads(analyzed, analyzed.query(name), source, layout)[2]}
+        frame: DataFrame | None = None  # each link reads the one before it (:mod:`.chain`)
         for link in chain:
             choice = plan.choice(link)
-            frame = _JVM[choice.operator](analyzed, choice, source, layout, frame)
+            upstream = None
+            if choice.producer is not None:
+                assert frame is not None
+                upstream = (frame, entries[choice.producer])
+                entries[link] = link_entry(analyzed, analyzed.query(choice.producer),
+                                           entries[choice.producer])
+            frame = _JVM[choice.operator](analyzed, choice, source, layout, upstream)
         assert frame is not None
         frames.append(_tailed(analyzed, frame, chain, tails))
     names = plan.python_operators()
@@ -182,8 +192,13 @@ def _window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFr
                                  buckets=_buckets(choice))
 
 
+Upstream = tuple[DataFrame, tuple[int, ...]]
+"""What a link of a chain reads: the chain's rows so far, and the path at which an input's
+event reaches its producer (:mod:`eddy.engine.operators.chain`)."""
+
+
 def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
-                          layout: InputLayout, upstream: DataFrame | None) -> DataFrame:
+                          layout: InputLayout, upstream: Upstream | None) -> DataFrame:
     """The query in eddy's Java operator (:mod:`eddy.engine.operators.window_aggregates.jvm`)."""
     source, layout, start = _fed(analyzed, choice, source, layout, upstream)
     window = plan_window_aggregate(analyzed, [analyzed.query(choice.query)], layout, jvm=True)
@@ -194,7 +209,7 @@ def _jvm_window_aggregate(analyzed: AnalyzedApp, choice: QueryChoice, source: Da
 
 
 def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: InputLayout,
-         upstream: DataFrame | None = None
+         upstream: Upstream | None = None
          ) -> tuple[DataFrame, InputLayout, tuple[int, ...]]:
     """The rows and layout a stateful query's operator reads, and the order path at which
     an input's event reaches the query: :func:`_through_heads`, or for a link of a chain
@@ -202,9 +217,8 @@ def _fed(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame, layout: 
     if choice.producer is None:
         return _through_heads(analyzed, analyzed.query(choice.query), source, layout)
     assert upstream is not None, f"{choice.query}: a link reads its chain (a bug in eddy)"
-    producer = analyzed.query(choice.producer)
-    _, _, entry = _through_heads(analyzed, producer, source, layout)
-    return link_rows(analyzed, producer, upstream, entry)
+    rows, entry = upstream
+    return link_rows(analyzed, analyzed.query(choice.producer), rows, entry)
 
 
 def _through_heads(analyzed: AnalyzedApp, info: QueryInfo, source: DataFrame,
@@ -224,7 +238,7 @@ Planned = TypeVar("Planned", FollowedByPlan, WindowJoinPlan, SequencePlan, Count
 def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
              layout: InputLayout,
              plan_of: Callable[[AnalyzedApp, list[QueryInfo], InputLayout], Planned | None],
-             upstream: DataFrame | None = None) -> tuple[Planned, DataFrame, InputLayout]:
+             upstream: Upstream | None = None) -> tuple[Planned, DataFrame, InputLayout]:
     """The plan of a columnar operator (a followed-by's, join's or sequence's: they emit only
     on input events) for the planned query, over the rows it reads (:func:`_fed`), its
     outputs' order path starting where an input's event reaches it."""
@@ -238,7 +252,7 @@ def _planned(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
 
 
 def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
-                     layout: InputLayout, upstream: DataFrame | None) -> DataFrame:
+                     layout: InputLayout, upstream: Upstream | None) -> DataFrame:
     """The query in eddy's Java followed-by (:mod:`eddy.engine.operators.followed_by.jvm`)."""
     pattern, source, layout = _planned(analyzed, choice, source, layout, plan_followed_by,
                                        upstream)
@@ -247,7 +261,7 @@ def _jvm_followed_by(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFra
 
 
 def _jvm_absent(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
-                layout: InputLayout, upstream: DataFrame | None) -> DataFrame:
+                layout: InputLayout, upstream: Upstream | None) -> DataFrame:
     """The query in eddy's Java absent operator (:mod:`eddy.engine.operators.absent.jvm`)."""
     pattern = plan_absent(analyzed, [analyzed.query(choice.query)], layout)
     if pattern is None:
@@ -300,7 +314,7 @@ def _cycle(analyzed: AnalyzedApp, choice: QueryChoice, source: DataFrame,
 
 
 _JVM: dict[Operator, Callable[[AnalyzedApp, QueryChoice, DataFrame, InputLayout,
-                               DataFrame | None], DataFrame]] = {
+                               Upstream | None], DataFrame]] = {
     "jvm-window-aggregate": _jvm_window_aggregate, "jvm-followed-by": _jvm_followed_by,
     "jvm-absent": _jvm_absent}
 """eddy's Java operators, each a stateful operator of its own (a link of a chain reads the

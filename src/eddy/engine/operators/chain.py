@@ -44,7 +44,15 @@ def link_rows(analyzed: AnalyzedApp, producer: QueryInfo, upstream: DataFrame,
         *(F.when(live, F.col(slot)).alias(column)
           for slot, column in zip(slots, read.columns(stream))),
         F.struct(*upstream.columns).alias(CARRY))
-    return rows, read, (*order_prefix(producer, analyzed.place(producer), entry)[:-1], 1)
+    return rows, read, link_entry(analyzed, producer, entry)
+
+
+def link_entry(analyzed: AnalyzedApp, producer: QueryInfo, entry: tuple[int, ...]
+               ) -> tuple[int, ...]:
+    """The path at which ``producer``'s event reaches a query chained to it: the producer's
+    emission (``entry``: where an input's event reaches the producer), then ``1``, as the
+    runtime's junction hands an emission to its subscribers."""
+    return (*order_prefix(producer, analyzed.place(producer), entry)[:-1], 1)
 
 
 def carried(source: DataFrame) -> list[str]:

@@ -116,7 +116,7 @@ class Planning:
         """The stateful query whose Java operator's outputs ``info``'s operator reads, in
         the same micro-batch, when ``info`` reads only the stream that query alone fills
         and the two form a chain (:meth:`_chains`), the producer standing alone (over the
-        group's input streams, or fed through its filters); else None.
+        group's input streams, fed through its filters or chained in turn); else None.
 
         Exact because such a producer emits at most one current event per input row, at
         that row's place and time, and the reference hands each to its subscribers before
@@ -135,31 +135,25 @@ class Planning:
         return None if producer is None else producer.id
 
     def _producer_of(self, info: QueryInfo) -> QueryInfo | None:
-        streams = set(info.inputs)
-        if len(streams) != 1 or streams <= set(self.sources.streams):
-            return None
-        (stream,) = streams
-        fillers = [q for q in self.queries if fills(q, stream, info)]
-        if len(fillers) != 1 or fillers[0].id == info.id or \
-                any(fills(q, stream, info) for q in self.analyzed.queries
-                    if q not in self.queries):
-            return None
-        producer = fillers[0]
-        if not self._chains(producer, info) or not self.standalone(producer):
+        producer = self._filler(info)
+        if producer is None or not self._chains(producer, info) or \
+                not self.standalone(producer):
             return None
         return producer
 
-    def _chains(self, producer: QueryInfo, consumer: QueryInfo) -> bool:
+    def _chains(self, producer: QueryInfo, consumer: QueryInfo,
+                seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``consumer`` may read ``producer``'s outputs in a chain of operators
         (the engine's :meth:`~eddy.plan.physical.facts.OperatorFacts.chains`): the producer
         keeps state (a filter feeds its readers through :meth:`fed_through` or has them as
-        :meth:`tails`) and reads the group's input streams, or what filters of them insert
-        (:meth:`_heads`); the consumer is no tail (Spark SQL runs those after the
-        producer's operator), touches no table and feeds no aggregation. Checked without
-        asking whether either stands alone, which asks this in turn."""
+        :meth:`tails`) and reads the group's input streams, what filters of them insert
+        (:meth:`_heads`) or what the query before it in a chain inserts; the consumer is no
+        tail (Spark SQL runs those after the producer's operator), touches no table and
+        feeds no aggregation. Checked on the shapes alone, without asking whether a query
+        stands alone, which asks this in turn (``seen``: the chain's queries so far)."""
         from eddy.plan.physical.rules.spark_sql import stateless_shape
 
-        if producer.target_kind not in ("stream", "inner") or \
+        if producer.target_kind not in ("stream", "inner") or producer.id in seen or \
                 stateless_shape(self.analyzed, producer) or \
                 self.touches_global_state(consumer) or \
                 self.filters_in_spark(consumer, tail=True) or \
@@ -168,10 +162,26 @@ class Planning:
         streams = self.sources.streams
         if not set(producer.inputs) <= set(streams):
             heads = self._heads(producer)
-            if heads is None:
+            before = self._filler(producer)
+            if heads is not None:
+                streams = (*streams, heads.stream)
+            elif before is not None and self._chains(before, producer, seen | {producer.id}):
+                streams = (producer.inputs[0],)
+            else:
                 return False
-            streams = (*streams, heads.stream)
         return self.facts.chains(self.analyzed, producer, streams, consumer)
+
+    def _filler(self, info: QueryInfo) -> QueryInfo | None:
+        """The one query of the group filling the one stream ``info`` reads, when no query
+        outside the group fills it too."""
+        streams = set(info.inputs)
+        if len(streams) != 1 or streams <= set(self.sources.streams):
+            return None
+        (stream,) = streams
+        fillers = [q for q in self.analyzed.queries if fills(q, stream, info)]
+        if len(fillers) != 1 or fillers[0].id == info.id or fillers[0] not in self.queries:
+            return None
+        return fillers[0]
 
     def fed_through(self, info: QueryInfo) -> Fed | None:
         """How ``info`` runs on an operator of its own although a query of the group fills

@@ -5,8 +5,9 @@ The shape is the seed's query-2 and its kin::
     from every e1=S1[f1] -> e2=S2[c] within t select <e1/e2 attributes> insert into Out;
 
 (or without ``every``: the first match only; or completed by either of two states,
-``-> (e2=S2[c2] or e3=S3[c3])``), optionally the only query of a
-``partition with (k of S1[, k of S2])`` value partition.
+``-> (e2=S2[c2] or e3=S3[c3])``), optionally a query of a
+``partition with (k of S1[, k of S2])`` value partition, over its streams or an inner stream
+``#T`` whose filler selects the partition's attribute (the key of each ``#T`` event).
 Each ``e1`` starts a partial match that the first later ``S2`` event meeting ``c`` completes,
 unless ``within`` dropped it first (:mod:`.matching` says when exactly). ``c`` is split into
 its conjuncts: ``e1.a == b`` equalities of integral, string or bool attributes become the
