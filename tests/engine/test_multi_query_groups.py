@@ -171,7 +171,8 @@ select e1.roomNo, e1.a as before, e2.a as after insert into ValidRises;
 @info(name = 'top-rise') from every e1=Tops -> e2=Tops[roomNo == e1.roomNo and top > e1.top]
 select e1.roomNo, e2.top as higher insert into TopRises;
 """, {"avg-alert": "spark-sql-tail" if JVM else "runtime",
-      "top-rise": "jvm-followed-by" if JVM else "runtime","valid": "spark-sql" if JVM else "runtime",
+      "top-rise": "jvm-followed-by" if JVM else "runtime",
+      "valid": "spark-sql" if JVM else "runtime",
       "valid-avg": "jvm-window-aggregate" if JVM else "runtime",
       "valid-rise": "jvm-followed-by" if JVM else "runtime",
       "avg": "jvm-window-aggregate" if JVM else "runtime",
