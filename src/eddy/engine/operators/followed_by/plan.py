@@ -221,7 +221,8 @@ def _plan(analyzed: AnalyzedApp, info: QueryInfo, stream: ast.StateInputStream, 
     first_filters = state_filters(first.stream)
     if any(states_read(f, first_scope, sources) - {0} for f in first_filters):
         return None
-    split = [completing_side(analyzed, named, scope, 1 + j, element) for j, element in enumerate(seconds)]
+    split = [completing_side(analyzed, named, scope, 1 + j, element)
+             for j, element in enumerate(seconds)]
     if None in split:
         return None
     sides = [s for s in split if s is not None]
