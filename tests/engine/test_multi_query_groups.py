@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -350,7 +351,7 @@ def test_each_stateful_query_gets_its_operator(name: str) -> None:
 def test_group_equals_the_runtime(name: str, spark: Any) -> None:
     app, _ = APPS[name]
 
-    @settings(max_examples=4, deadline=None,
+    @settings(max_examples=examples(6), deadline=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture,
                                      HealthCheck.too_slow])
     @given(inputs(two_streams=name in ("clock", "chains", "patterns")))
