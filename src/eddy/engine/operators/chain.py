@@ -15,7 +15,7 @@ The last link's rows are the whole chain's outputs.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField
 
@@ -59,6 +59,12 @@ def carried(source: DataFrame) -> list[str]:
     """The carry column of a chained operator's rows, to keep last in its input (none
     when ``source`` is the group's input)."""
     return [CARRY] if CARRY in source.columns else []
+
+
+def or_carried(keep: Column, source: DataFrame) -> Column:
+    """``keep``, a filter of an operator's rows, letting a link's carried rows through too:
+    a link hands on every row it carries."""
+    return keep | F.col(CARRY).isNotNull() if CARRY in source.columns else keep
 
 
 def carried_output(source: DataFrame) -> list[StructField]:

@@ -76,9 +76,11 @@ def inner_key(analyzed: AnalyzedApp, reader: QueryInfo, stream: str) -> str | No
     each of its events, as ``reader`` (a query of the partition) reads them: the one query
     filling ``#T`` reads one stream the partition splits by a plain attribute and selects
     that attribute as it is (an event of ``#T`` stays with the key of the event that caused
-    it, whose attribute that is); None when no attribute is known to hold the key."""
+    it, whose attribute that is); None when no attribute is known to hold the key (or
+    ``stream`` is no inner stream)."""
     fillers = [q for q in analyzed.queries if fills(q, stream, reader)]
-    if reader.partition is None or len(fillers) != 1 or len(set(fillers[0].inputs)) != 1:
+    if not stream.startswith("#") or reader.partition is None or len(fillers) != 1 or \
+            len(set(fillers[0].inputs)) != 1:
         return None
     filler, source = fillers[0], fillers[0].inputs[0]
     key = next((p.expression.attribute

@@ -198,7 +198,7 @@ def partition_of(analyzed: AnalyzedApp, info: QueryInfo,
             return None
         attributes[ptype.stream] = ptype.expression.attribute
     for stream in streams - set(attributes):  # an inner stream: its key's attribute
-        key = inner_key(analyzed, info, stream) if stream.startswith("#") else None
+        key = inner_key(analyzed, info, stream)
         if key is None:
             return None
         attributes[stream] = key

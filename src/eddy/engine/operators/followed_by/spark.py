@@ -16,7 +16,7 @@ from typing import Protocol
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from eddy.engine.operators.chain import carried
+from eddy.engine.operators.chain import carried, or_carried
 from eddy.engine.operators.columnar_operator import (
     attribute_column,
     columnar_part,
@@ -34,7 +34,7 @@ from eddy.engine.operators.followed_by.matching import (
 )
 from eddy.engine.operators.followed_by.plan import FollowedByPlan
 from eddy.engine.operators.operator_part import KEY as OPERATOR_KEY
-from eddy.engine.operators.operator_part import CARRY, OperatorPart, run_alone
+from eddy.engine.operators.operator_part import OperatorPart, run_alone
 from eddy.engine.spark.row_layout import SEQ, STREAM, TS, InputLayout
 from eddy.lang import ast
 from eddy.lang.semantic import AnalyzedApp, QueryInfo
@@ -103,11 +103,8 @@ def pattern_rows(analyzed: AnalyzedApp, plan: PatternStates, source: DataFrame,
                for column, (stream, name) in plan.attributes.items()]
     rows = source.where(F.col(STREAM).isin(plan.first, *(s for s, _ in completing)))
     if plan.partition_attributes:
-        keyed = F.col(PARTITION).isNotNull()
-        if carried(source):  # a link of a chain hands on every row it carries
-            keyed = keyed | F.col(CARRY).isNotNull()
         rows = rows.withColumn(PARTITION, partition_value(layout, plan.partition_attributes)) \
-            .where(keyed)
+            .where(or_carried(F.col(PARTITION).isNotNull(), source))
         columns.append(F.col(PARTITION))
     names = [FIRST_EVENT, *(c for side in SIDE_FLAGS[:len(completing)] for c in side)]
     return rows.select(SEQ, TS, *(flag.alias(name) for flag, name in zip(flags, names)),

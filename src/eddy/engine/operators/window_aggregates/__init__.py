@@ -10,18 +10,15 @@ clock moves as the runtime's does, and each output carries the runtime's ``(_seq
 ``#window.length`` for current events) and :mod:`.time_batch` (``#window.timeBatch``) say
 how; ``tests/engine/test_window_aggregates.py`` compares them with the runtime on random
 inputs (timestamps that go back and tie, nulls, NaN, infinities). :mod:`.plan` decides
-which queries qualify; :mod:`.spark` builds the Spark plan around them.
+which queries qualify (into a :mod:`.spec`); :mod:`.spark` builds the Spark plan around them.
 """
 
-from eddy.engine.operators.window_aggregates.plan import (
-    WindowPlan,
-    WindowSpec,
-    plan_window_aggregate,
-)
+from eddy.engine.operators.window_aggregates.plan import plan_window_aggregate
 from eddy.engine.operators.window_aggregates.spark import (
     compile_window_aggregate,
     window_aggregate_part,
 )
+from eddy.engine.operators.window_aggregates.spec import WindowPlan, WindowSpec
 
 __all__ = ["WindowPlan", "WindowSpec", "compile_window_aggregate", "plan_window_aggregate",
            "window_aggregate_part"]

@@ -32,18 +32,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StructField, StructType
 
-from eddy.engine.operators.chain import carried, carried_output
+from eddy.engine.operators.chain import carried, carried_output, or_carried
 from eddy.engine.operators.columnar_expressions import EXPIRED, POSITION
 from eddy.engine.operators.java_expressions import expression_json
-from eddy.engine.operators.operator_part import CARRY, writer_frame
+from eddy.engine.operators.operator_part import writer_frame
 from eddy.engine.operators.state_keys import hash_bucket
-from eddy.engine.operators.window_aggregates.plan import (
-    Ordering,
-    Output,
-    Rate,
-    WindowPlan,
-    runs_in_jvm,
-)
+from eddy.engine.operators.window_aggregates.plan import runs_in_jvm
+from eddy.engine.operators.window_aggregates.spec import Ordering, Output, Rate, WindowPlan
 from eddy.engine.operators.window_aggregates.spark import (
     EVENT,
     FIRING,
@@ -137,10 +132,8 @@ def _partitioned(plan: WindowPlan, source: DataFrame, buckets: int
     # (read from the operator's rows, which keep it as ``_partition``: a fed inner stream's
     # key is a column of the head's input, which they do not keep)
     assert buckets > 0, "a partitioned query's state is bucketed by its partition value"
-    keep = (F.col(STREAM) == plan.stream) & F.col(partition).isNotNull()
-    if carried(source):  # a link of a chain hands on every row it carries
-        keep = keep | F.col(CARRY).isNotNull()
-    rows = source.where(keep)
+    rows = source.where(or_carried((F.col(STREAM) == plan.stream) &
+                                   F.col(partition).isNotNull(), source))
     return rows, hash_bucket([F.col("_partition")], buckets, source.sparkSession), \
         F.col(partition)
 

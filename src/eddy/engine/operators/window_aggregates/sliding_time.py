@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from eddy.engine.operators.window_aggregates.emitted import Emitted
-from eddy.engine.operators.window_aggregates.plan import WindowSpec
+from eddy.engine.operators.window_aggregates.spec import WindowSpec
 from eddy.engine.operators.window_aggregates.sums import (
     factorize,
     segment_starts,

@@ -35,7 +35,7 @@ from eddy.engine.operators.operator_part import (
 from eddy.engine.operators.state_keys import hash_bucket
 from eddy.engine.operators.window_aggregates import expiring, sliding_time, time_batch
 from eddy.engine.operators.window_aggregates.emitted import Emitted
-from eddy.engine.operators.window_aggregates.plan import Output, WindowPlan, WindowSpec
+from eddy.engine.operators.window_aggregates.spec import Output, WindowPlan, WindowSpec
 from eddy.engine.spark.row_layout import (
     CLOCK,
     SEQ,

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from eddy.engine.operators.columnar_expressions import Node, NotColumnar, compile_columnar
 from eddy.engine.operators.followed_by.plan import key_pair
 from eddy.engine.operators.operator_columns import OperatorColumns, Selected
-from eddy.engine.operators.window_aggregates.plan import Output, selected_output
+from eddy.engine.operators.window_aggregates.plan import selected_output
+from eddy.engine.operators.window_aggregates.spec import Output
 from eddy.engine.spark.row_layout import InputLayout
 from eddy.lang import ast
 from eddy.lang.ast import AttrType

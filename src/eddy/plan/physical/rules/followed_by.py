@@ -66,7 +66,7 @@ def instance_key(planning: Planning, info: QueryInfo) -> StateKey:
                   if isinstance(p, ast.ValuePartitionType)
                   and isinstance(p.expression, ast.Variable) and p.stream in streams}
     for stream in streams - set(attributes):  # an inner stream: where its filler put the key
-        key = inner_key(planning.analyzed, info, stream) if stream.startswith("#") else None
+        key = inner_key(planning.analyzed, info, stream)
         if key is not None:
             attributes[stream] = key
     return StateKey("buckets", tuple(sorted(attributes.items())), BUCKETS)

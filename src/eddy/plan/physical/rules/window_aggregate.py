@@ -123,12 +123,12 @@ def _place_in_jvm(planning: Planning, info: QueryInfo) -> None:
         fed = planning.fed_through(info)  # an inner stream's events have their head's key
         stream = fed.source if source.inner and fed is not None else \
             info.inputs[0] if planning.producer_of(info) is not None else source.stream
-        attribute = inner_key(planning.analyzed, info, stream) if stream.startswith("#") else \
-            next(p.expression.attribute for p in
-                 planning.analyzed.partition(info.partition).partition.partition_types
-                 if p.stream == stream and isinstance(p, ast.ValuePartitionType)
-                 and isinstance(p.expression, ast.Variable))
-        assert attribute is not None, "a link's key is an attribute of its producer's (facts)"
+        attribute = inner_key(planning.analyzed, info, stream) or \
+            next((p.expression.attribute for p in
+                  planning.analyzed.partition(info.partition).partition.partition_types
+                  if p.stream == stream and isinstance(p, ast.ValuePartitionType)
+                  and isinstance(p.expression, ast.Variable)), None)
+        assert attribute is not None, "the engine's facts keyed this window (a bug in eddy)"
         key = StateKey("buckets", ((stream, attribute),), BUCKETS)
     planning.choose(QueryChoice(info.id, "jvm-window-aggregate", key, NAME, why,
                                 planning.producer_id(info)))
